@@ -290,7 +290,8 @@ fn events_aux() {
 
 /// Metrics files: an unknown event, an unknown constant, a malformed formula (each at its
 /// place in the formula), an unused or reserved alias, settings on an uncore event, a bad
-/// level, a name given twice, an unknown parent, processor or source.
+/// level, a name given twice, an unknown parent, processor or source; a threshold that reads
+/// no metric of the processor, or does not parse (one over known metrics passes).
 #[test]
 fn metrics_many_errors() {
     insta::assert_snapshot!(spec_diagnostics("metrics"));

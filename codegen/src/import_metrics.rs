@@ -78,6 +78,29 @@ struct IntelMetric {
     constants: Vec<Named>,
     #[serde(rename = "Formula")]
     formula: String,
+    #[serde(rename = "LegacyName", default)]
+    legacy_name: String,
+    #[serde(rename = "Threshold", default)]
+    threshold: Option<IntelThreshold>,
+}
+
+/// Intel's `Threshold`: a condition on metrics (`a > 15`, `( a > 10 ) & ( b > 15 )`), each
+/// alias standing for a metric by its `LegacyName`; the Sierra Forest file writes the legacy
+/// names into the formula itself, with `&&`.
+#[derive(Debug, Deserialize)]
+struct IntelThreshold {
+    #[serde(rename = "Formula", default)]
+    formula: String,
+    #[serde(rename = "ThresholdMetrics", default)]
+    metrics: Vec<ThresholdMetric>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ThresholdMetric {
+    #[serde(rename = "Alias")]
+    alias: String,
+    #[serde(rename = "Value")]
+    value: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -104,6 +127,10 @@ pub struct MetricsReport {
     /// Deprecated event names read as their current ones: (old, current) and how many
     /// imported metrics read it.
     pub renamed: BTreeMap<(String, String), usize>,
+    /// Imported metrics with Intel's threshold.
+    pub thresholds: usize,
+    /// Imported metrics whose threshold was left out: (metric, why).
+    pub thresholds_left_out: Vec<(String, String)>,
     /// The file written.
     pub written: Option<PathBuf>,
 }
@@ -144,6 +171,10 @@ impl MetricsReport {
                 "  parent left out (it was not imported): {}",
                 self.orphans.join(", ")
             );
+        }
+        let _ = writeln!(out, "  {} thresholds imported", self.thresholds);
+        for (name, why) in &self.thresholds_left_out {
+            let _ = writeln!(out, "  - threshold of {name} left out: {why}");
         }
         if let Some(p) = &self.written {
             let _ = writeln!(out, "wrote {}", p.display());
@@ -218,6 +249,8 @@ struct Imported {
     /// (alias, event name, settings as attributes)
     events: Vec<(String, String, String)>,
     formula: String,
+    /// Intel's threshold over metric names (`threshold_of`), if any.
+    threshold: Option<String>,
 }
 
 /// The event names a processor's metrics may read: core events (which take a metric's
@@ -409,7 +442,139 @@ fn map_metric(m: &IntelMetric, known: &KnownEvents, renames: &Renames) -> Result
         parent: m.parent.clone().filter(|p| !p.is_empty()),
         events,
         formula: expr.display(&names).to_string(),
+        threshold: None,
     })
+}
+
+/// The top-level parts of `text` split at `op` (`&` or `|`, doubled or not), outside
+/// parentheses.
+fn split_top(text: &str, op: char) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut depth = 0i32;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if c == op && depth == 0 {
+            if chars.peek() == Some(&op) {
+                chars.next();
+            }
+            parts.push(String::new());
+        } else {
+            parts.last_mut().expect("one part at least").push(c);
+        }
+    }
+    parts.into_iter().map(|p| p.trim().to_string()).collect()
+}
+
+/// Whether `text` is one parenthesized expression: `( a > 10 )`, not `( a ) & ( b )`.
+fn wrapped(text: &str) -> bool {
+    if !(text.starts_with('(') && text.ends_with(')')) {
+        return false;
+    }
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 && i + 1 < text.len() {
+            return false;
+        }
+    }
+    true
+}
+
+/// A threshold condition in the spec's formula language: Intel's `x | y` (either) as
+/// `max(x, y)` and `x & y` (both) as `min(x, y)`, which is the same on comparisons (1 or 0);
+/// `|` binds loosest, then `&`, then the comparisons, as Intel's conditions mean them.
+fn logic(text: &str) -> String {
+    let text = text.trim();
+    if wrapped(text) {
+        return logic(&text[1..text.len() - 1]);
+    }
+    for (op, f) in [('|', "max"), ('&', "min")] {
+        let parts = split_top(text, op);
+        if parts.len() > 1 {
+            let parts: Vec<String> = parts.iter().map(|p| logic(p)).collect();
+            return format!("{f}({})", parts.join(", "));
+        }
+    }
+    text.to_string()
+}
+
+/// `m`'s threshold over the imported metrics' names (`min(Fetch_Latency > 10,
+/// Frontend_Bound > 15)`), or why it is left out. `legacy` maps Intel's legacy names
+/// (`metric_TMA_..Fetch_Latency(%)`) to metric names; `kept` are the imported metrics.
+fn threshold_of(
+    m: &IntelMetric,
+    legacy: &HashMap<String, String>,
+    kept: &HashSet<String>,
+) -> Result<Option<String>, String> {
+    let Some(t) = m
+        .threshold
+        .as_ref()
+        .filter(|t| !t.formula.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    let mut text = t.formula.clone();
+    // Legacy names written into the formula (Sierra Forest), the longest first.
+    let mut inline: Vec<(&String, &String)> = legacy
+        .iter()
+        .filter(|(l, _)| t.formula.contains(l.as_str()))
+        .collect();
+    inline.sort_by_key(|(l, _)| std::cmp::Reverse(l.len()));
+    for (l, name) in inline {
+        text = text.replace(l.as_str(), name);
+    }
+    let mut names: HashMap<&str, &str> = HashMap::new();
+    for tm in &t.metrics {
+        let name = legacy
+            .get(&tm.value)
+            .ok_or_else(|| format!("it reads {}, which is not a metric of the file", tm.value))?;
+        names.insert(tm.alias.as_str(), name.as_str());
+    }
+    let logical = logic(&text);
+    let mut refs: Vec<String> = Vec::new();
+    // Written back with each metric by its name.
+    let mut word = String::new();
+    let mut out = String::new();
+    let flush = |word: &mut String, out: &mut String, refs: &mut Vec<String>| {
+        if !word.is_empty() {
+            let name = names
+                .get(word.as_str())
+                .map_or(word.clone(), |n| (*n).to_string());
+            if kept.contains(&name) && !refs.contains(&name) {
+                refs.push(name.clone());
+            }
+            out.push_str(&name);
+            word.clear();
+        }
+    };
+    for c in logical.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || (c == '.' && !word.is_empty()) {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out, &mut refs);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out, &mut refs);
+    canonical_threshold(&out, &refs)
+        .map(Some)
+        .map_err(|e| format!("{e} (a metric it reads was not imported)"))
+}
+
+/// A threshold in the canonical form (the fewest parentheses), its metrics by name.
+fn canonical_threshold(text: &str, refs: &[String]) -> Result<String, String> {
+    let resolve = |name: &str| refs.iter().position(|r| r == name).map(Leaf::Event);
+    let expr = formula::parse(text, &resolve).map_err(|e| format!("`{text}`: {}", e.message))?;
+    Ok(expr.display(refs).to_string())
 }
 
 /// `&`, `<`, `>` and `"` escaped for XML text and attributes.
@@ -453,11 +618,11 @@ fn file_text(processor: &str, metrics: &[Imported], counts: &str) -> String {
                 xml(name)
             );
         }
-        let _ = writeln!(
-            out,
-            "    <formula>{}</formula>\n  </metric>",
-            xml(&m.formula)
-        );
+        let _ = writeln!(out, "    <formula>{}</formula>", xml(&m.formula));
+        if let Some(t) = &m.threshold {
+            let _ = writeln!(out, "    <threshold>{}</threshold>", xml(t));
+        }
+        out.push_str("  </metric>\n");
     }
     out.push_str("</metrics>\n");
     out
@@ -505,6 +670,7 @@ pub fn plan(
         }
     }
     let kept: HashSet<String> = imported.iter().map(|m| m.name.clone()).collect();
+    thresholds(&file.metrics, &mut imported, &kept, &mut report);
     for m in &mut imported {
         if m.parent.as_ref().is_some_and(|p| !kept.contains(p)) {
             report.orphans.push(m.name.clone());
@@ -514,6 +680,32 @@ pub fn plan(
     report.imported = imported.len();
     let text = file_text(processor, &imported, &counts_comment(&report));
     Ok((report, text))
+}
+
+/// Each imported metric's threshold (`threshold_of`), counted in `report`.
+fn thresholds(
+    records: &[IntelMetric],
+    imported: &mut [Imported],
+    kept: &HashSet<String>,
+    report: &mut MetricsReport,
+) {
+    let legacy: HashMap<String, String> = records
+        .iter()
+        .filter(|m| !m.legacy_name.is_empty())
+        .map(|m| (m.legacy_name.clone(), m.name.clone()))
+        .collect();
+    for m in imported.iter_mut() {
+        let Some(record) = records.iter().find(|r| r.name == m.name) else {
+            continue;
+        };
+        match threshold_of(record, &legacy, kept) {
+            Ok(t) => {
+                report.thresholds += usize::from(t.is_some());
+                m.threshold = t;
+            }
+            Err(why) => report.thresholds_left_out.push((m.name.clone(), why)),
+        }
+    }
 }
 
 /// The deprecated names of the event lists beside Intel's metric file `file`
@@ -727,6 +919,76 @@ mod tests {
         );
         assert!(
             why.contains("UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0"),
+            "{why}"
+        );
+    }
+
+    /// Intel's thresholds (sapphirerapids_metrics.json's Memory_Bound and Retiring,
+    /// sierraforest_metrics.json's inline legacy names) over metric names.
+    #[test]
+    fn thresholds_read_metrics_by_name() {
+        let record = |name: &str, legacy: &str, threshold: &str| -> IntelMetric {
+            serde_json::from_str(&format!(
+                r#"{{"MetricName": "{name}", "LegacyName": "{legacy}", "Formula": "1",
+                   "Threshold": {threshold}}}"#
+            ))
+            .unwrap()
+        };
+        let records = [
+            record("Backend_Bound", "metric_TMA_Backend_Bound(%)", "null"),
+            record(
+                "Heavy_Operations",
+                "metric_TMA_..Heavy_Operations(%)",
+                "null",
+            ),
+            record(
+                "Memory_Bound",
+                "metric_TMA_..Memory_Bound(%)",
+                r#"{"Formula": "( a > 20 ) & ( b > 20 )", "ThresholdMetrics": [
+                    {"Alias": "a", "Value": "metric_TMA_..Memory_Bound(%)"},
+                    {"Alias": "b", "Value": "metric_TMA_Backend_Bound(%)"}]}"#,
+            ),
+            record(
+                "Retiring",
+                "metric_TMA_Retiring(%)",
+                r#"{"Formula": "( a > 70 ) | ( b > 10 )", "ThresholdMetrics": [
+                    {"Alias": "a", "Value": "metric_TMA_Retiring(%)"},
+                    {"Alias": "b", "Value": "metric_TMA_..Heavy_Operations(%)"}]}"#,
+            ),
+            record(
+                "Core_Bound",
+                "metric_TMA_..Core_Bound(%)",
+                r#"{"Formula": "metric_TMA_..Core_Bound(%) >0.10 && metric_TMA_Backend_Bound(%) >0.20"}"#,
+            ),
+        ];
+        let legacy: HashMap<String, String> = records
+            .iter()
+            .map(|m| (m.legacy_name.clone(), m.name.clone()))
+            .collect();
+        let all: HashSet<String> = records.iter().map(|m| m.name.clone()).collect();
+        let of = |i: usize, kept: &HashSet<String>| threshold_of(&records[i], &legacy, kept);
+        assert_eq!(of(0, &all), Ok(None));
+        assert_eq!(
+            of(2, &all).unwrap().as_deref(),
+            Some("min(Memory_Bound > 20, Backend_Bound > 20)")
+        );
+        assert_eq!(
+            of(3, &all).unwrap().as_deref(),
+            Some("max(Retiring > 70, Heavy_Operations > 10)")
+        );
+        assert_eq!(
+            of(4, &all).unwrap().as_deref(),
+            Some("min(Core_Bound > 0.1, Backend_Bound > 0.2)")
+        );
+        // A threshold reading a metric that was not imported is left out, saying why.
+        let without: HashSet<String> = all
+            .iter()
+            .filter(|n| *n != "Heavy_Operations")
+            .cloned()
+            .collect();
+        let why = of(3, &without).unwrap_err();
+        assert!(
+            why.contains("Heavy_Operations") && why.contains("not imported"),
             "{why}"
         );
     }

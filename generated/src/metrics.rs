@@ -273,6 +273,16 @@ pub struct MetricInfo {
     pub formula: &'static str,
     /// The formula in postfix form.
     pub ops: &'static [Op],
+    /// The metrics its threshold reads, by name; `Op::Event(n)` of
+    /// [`MetricInfo::threshold`] is `threshold_metrics[n]`.
+    pub threshold_metrics: &'static [&'static str],
+    /// When the value calls for attention (Intel's `Threshold`): a condition over
+    /// [`MetricInfo::threshold_metrics`] in postfix form, non-zero when over it; empty for a
+    /// metric without one.
+    pub threshold: &'static [Op],
+    /// The threshold as the spec writes it (empty for none).
+    #[cfg(feature = "metadata")]
+    pub threshold_formula: &'static str,
 }
 
 impl MetricInfo {
@@ -280,6 +290,23 @@ impl MetricInfo {
     /// `constants`; `None` when it is not defined (see [`evaluate`]).
     pub fn evaluate(&self, counts: &[Option<f64>], constants: &Constants) -> Option<f64> {
         evaluate(self.ops, counts, constants)
+    }
+
+    /// Whether the metric is over its threshold, given `value_of` each metric the threshold
+    /// reads (by name): `None` without a threshold, or where a value it reads is missing.
+    pub fn over_threshold(&self, value_of: impl Fn(&str) -> Option<f64>) -> Option<bool> {
+        if self.threshold.is_empty() {
+            return None;
+        }
+        let n = self.threshold_metrics.len();
+        if n > MAX_STACK {
+            return None;
+        }
+        let mut values = [None; MAX_STACK];
+        for (v, m) in values.iter_mut().zip(self.threshold_metrics) {
+            *v = value_of(m);
+        }
+        evaluate(self.threshold, &values[..n], &Constants::NONE).map(|v| v != 0.0)
     }
 
     /// Whether `selector` names it: its name, category or one of its groups, in any case.

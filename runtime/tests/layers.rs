@@ -766,8 +766,8 @@ const LAYERS: [&[&str]; 9] = [
     &["sampling"],
     &["machine", "perf", "sim_perf"],
     &["part", "constants", "detect"],
-    &["session", "stat"],
-    &["metrics", "export", "report", "check"],
+    &["session"],
+    &["metrics", "export", "report", "check", "stat"],
 ];
 
 #[test]

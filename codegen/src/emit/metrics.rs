@@ -98,11 +98,22 @@ fn metric_literal(m: &Metric, out: &mut String) {
         );
     }
     let ops: Vec<String> = m.expr.postfix().into_iter().map(op_literal).collect();
+    let (t_metrics, t_ops, t_formula) = match &m.threshold {
+        Some(t) => (
+            t.metrics.iter().map(|n| lit(n)).collect::<Vec<_>>(),
+            t.expr.postfix().into_iter().map(op_literal).collect(),
+            t.formula.as_str(),
+        ),
+        None => (Vec::new(), Vec::new(), ""),
+    };
     let _ = writeln!(
         out,
-        "        ],\n        {METADATA}\n        formula: {},\n        ops: &[{}],\n    }},",
+        "        ],\n        {METADATA}\n        formula: {},\n        ops: &[{}],\n        threshold_metrics: &[{}],\n        threshold: &[{}],\n        {METADATA}\n        threshold_formula: {},\n    }},",
         lit(&m.formula),
-        ops.join(", ")
+        ops.join(", "),
+        t_metrics.join(", "),
+        t_ops.join(", "),
+        lit(t_formula)
     );
 }
 

@@ -86,6 +86,24 @@ pub struct MetricEvent {
     pub read: MetricRead,
 }
 
+/// A metric's threshold: a condition (non-zero: over it) over metrics of its processor.
+#[derive(Debug, Clone, Serialize)]
+#[serde(into = "String")]
+pub struct Threshold {
+    /// The condition as written in the spec (`min(Fetch_Latency > 10, Frontend_Bound > 15)`).
+    pub formula: String,
+    /// The metrics it reads; `Leaf::Event(n)` of `expr` is `metrics[n]`.
+    pub metrics: Vec<String>,
+    /// The condition.
+    pub expr: Expr,
+}
+
+impl From<Threshold> for String {
+    fn from(t: Threshold) -> String {
+        t.formula
+    }
+}
+
 /// A validated metric.
 #[derive(Debug, Clone, Serialize)]
 pub struct Metric {
@@ -114,6 +132,9 @@ pub struct Metric {
     pub expr: Expr,
     /// The formula as written in the spec.
     pub formula: String,
+    /// When the value calls for attention (Intel's `Threshold`, toplev's and perf's marker):
+    /// a condition over metrics of the processor, by name; `None` for none.
+    pub threshold: Option<Threshold>,
     /// Where it is declared.
     #[serde(skip)]
     pub at: Position,

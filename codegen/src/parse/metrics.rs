@@ -41,6 +41,8 @@ pub struct RawMetric {
     #[serde(default)]
     pub event: Vec<RawMetricEvent>,
     pub formula: RawFormula,
+    /// When the metric's value calls for attention (Intel's `Threshold`), over metric names.
+    pub threshold: Option<RawFormula>,
 }
 
 #[derive(Debug, Deserialize)]

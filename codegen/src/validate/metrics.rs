@@ -5,7 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::*;
 use crate::model::formula::{self, Constant, Leaf};
-use crate::model::metric::{Metric, MetricEvent, MetricRead, MetricScope, PERF_METRICS_CATEGORIES};
+use crate::model::metric::{
+    Metric, MetricEvent, MetricRead, MetricScope, Threshold, PERF_METRICS_CATEGORIES,
+};
 use crate::parse::metrics::{RawMetric, RawMetricEvent, RawMetrics};
 
 /// The deepest evaluation stack a formula may need: the generated evaluator's fixed stack.
@@ -107,6 +109,10 @@ impl Validator {
         }
         let expr = self.formula(file, m, &events)?;
         self.formula_fits(file, m, &events, &expr)?;
+        let threshold = match &m.threshold {
+            Some(t) => Some(self.threshold(file, m, t)?),
+            None => None,
+        };
         Some(Metric {
             name: m.name.clone(),
             description: m
@@ -127,6 +133,7 @@ impl Validator {
             events,
             formula: m.formula.text.trim().to_string(),
             expr,
+            threshold,
             source: String::new(),
             at: Position::of(file, &Arc::from(file.path.as_path()), m.at),
         })
@@ -382,11 +389,74 @@ impl Validator {
         }
     }
 
-    /// Every metric's `parent` names a metric of its processor (run once all files are read).
+    /// A metric's threshold: a condition over metrics, each by its name (checked to be a
+    /// metric of the processor once all files are read, in `metric_parents`).
+    fn threshold(
+        &mut self,
+        file: &SourceFile,
+        m: &RawMetric,
+        raw: &crate::parse::metrics::RawFormula,
+    ) -> Option<Threshold> {
+        let seen = std::cell::RefCell::new(Vec::<String>::new());
+        let resolve = |name: &str| {
+            if let Some(c) = Constant::from_name(name) {
+                return Some(Leaf::Const(c));
+            }
+            if RESERVED.contains(&name)
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return None;
+            }
+            let mut seen = seen.borrow_mut();
+            let i = seen.iter().position(|s| s == name).unwrap_or_else(|| {
+                seen.push(name.to_string());
+                seen.len() - 1
+            });
+            Some(Leaf::Event(i))
+        };
+        match formula::parse(&raw.text, &resolve) {
+            Ok(expr) => Some(Threshold {
+                formula: raw.text.trim().to_string(),
+                metrics: seen.into_inner(),
+                expr,
+            }),
+            Err(fe) => {
+                let at = formula_offset(file, raw.at, &raw.text, fe.offset);
+                self.push(
+                    file.error_at(at, format!("metric {}: threshold: {}", m.name, fe.message))
+                        .help("a threshold is a condition over metrics of the processor, by name: numbers, + - * /, min(..) for both, max(..) for either, comparisons"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Every metric's `parent` and the metrics its threshold reads name metrics of its
+    /// processor (run once all files are read).
     pub(crate) fn metric_parents(&mut self, processors: &[Processor]) {
         for p in processors {
             let names: HashSet<&str> = p.metrics.iter().map(|m| m.name.as_str()).collect();
             for m in &p.metrics {
+                let unknown = m
+                    .threshold
+                    .iter()
+                    .flat_map(|t| &t.metrics)
+                    .find(|x| !names.contains(x.as_str()));
+                if let Some(x) = unknown {
+                    self.push(
+                        Diagnostic {
+                            path: m.at.path.to_path_buf(),
+                            line: m.at.line,
+                            column: m.at.column,
+                            message: format!(
+                                "metric {}: threshold reads `{x}`, which is not a metric of {}",
+                                m.name, p.id
+                            ),
+                            help: None,
+                        }
+                        .help("name metrics of the same processor in a threshold"),
+                    );
+                }
                 if let Some(parent) = m.parent.as_deref().filter(|x| !names.contains(x)) {
                     self.push(
                         Diagnostic {

@@ -23,6 +23,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "cpi",
@@ -41,6 +45,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "loads_per_instr",
@@ -59,6 +67,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "stores_per_instr",
@@ -77,6 +89,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_mpi",
@@ -95,6 +111,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_demand_data_read_hits_per_instr",
@@ -113,6 +133,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1_i_code_read_misses_with_prefetches_per_instr",
@@ -131,6 +155,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_hits_per_instr",
@@ -149,6 +177,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_mpi",
@@ -167,6 +199,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_mpi",
@@ -185,6 +221,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_code_mpi",
@@ -203,6 +243,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_mpi",
@@ -221,6 +265,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_large_page_mpi",
@@ -239,6 +287,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_load_mpi",
@@ -257,6 +309,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2mb_large_page_load_mpi",
@@ -275,6 +331,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_store_mpi",
@@ -293,6 +353,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "uncore_frequency",
@@ -310,6 +374,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_transmit_bw",
@@ -327,6 +395,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_read",
@@ -344,6 +416,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_write",
@@ -361,6 +437,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_total",
@@ -379,6 +459,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_read",
@@ -396,6 +480,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_write",
@@ -413,6 +501,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_total",
@@ -431,6 +523,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read",
@@ -451,6 +547,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write",
@@ -471,6 +571,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_decoded_icache",
@@ -491,6 +595,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_legacy_decode_pipeline",
@@ -511,6 +619,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_microcode_sequencer",
@@ -531,6 +643,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_read",
@@ -548,6 +664,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_write",
@@ -565,6 +685,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_read",
@@ -582,6 +706,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_write",
@@ -599,6 +727,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_receive_bw",
@@ -616,6 +748,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Bottleneck_Mispredictions",
@@ -651,6 +787,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(5), Op::Event(9), Op::Event(6), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(4.0), Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Event(4), Op::Div, Op::Mul, Op::Event(12), Op::Num(2.0), Op::Event(13), Op::Mul, Op::Add, Op::Event(4), Op::Div, Op::Event(14), Op::Event(4), Op::Div, Op::Add, Op::Event(11), Op::Event(4), Op::Div, Op::Num(9.0), Op::Event(15), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(16), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Event(17), Op::Event(4), Op::Div, Op::Add, Op::Event(18), Op::Event(4), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Mispredictions"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Mispredictions > 20",
     },
     MetricInfo {
         name: "Bottleneck_Big_Code",
@@ -678,6 +818,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d / c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)",
         ops: &[Op::Num(100.0), Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(3), Op::Event(2), Op::Div, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Add, Op::Num(9.0), Op::Event(6), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(3), Op::Event(2), Op::Div, Op::Add, Op::Event(7), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(6), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(8), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(9), Op::Event(2), Op::Div, Op::Add, Op::Event(10), Op::Event(2), Op::Div, Op::Add, Op::Div],
+        threshold_metrics: &["Bottleneck_Big_Code"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Big_Code > 20",
     },
     MetricInfo {
         name: "Bottleneck_Instruction_Fetch_BW",
@@ -718,6 +862,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g + h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(1.0), Op::Num(10.0), Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(4), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(8), Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(6), Op::Event(10), Op::Event(7), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(4), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(8), Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Sub, Op::Num(4.0), Op::Event(11), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Mul, Op::Event(13), Op::Num(2.0), Op::Event(14), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(15), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(17), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(18), Op::Event(2), Op::Div, Op::Add, Op::Event(19), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Event(20), Op::Add, Op::Event(21), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(22), Op::Event(23), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Div, Op::Mul, Op::Num(4.0), Op::Event(11), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(2.0), Op::Event(17), Op::Mul, Op::Event(2), Op::Div, Op::Event(12), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Num(10.0), Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(4), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(8), Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(6), Op::Event(10), Op::Event(7), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(4), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(8), Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(13), Op::Num(2.0), Op::Event(14), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(15), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(17), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(18), Op::Event(2), Op::Div, Op::Add, Op::Event(19), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Sub, Op::Mul, Op::Num(100.0), Op::Num(4.0), Op::Event(11), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(15), Op::Event(2), Op::Div, Op::Event(13), Op::Num(2.0), Op::Event(14), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Add, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(13), Op::Num(2.0), Op::Event(14), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(15), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(17), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(18), Op::Event(2), Op::Div, Op::Add, Op::Event(19), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Sub],
+        threshold_metrics: &["Bottleneck_Instruction_Fetch_BW"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Instruction_Fetch_BW > 20",
     },
     MetricInfo {
         name: "Bottleneck_Compute_Bound_Est",
@@ -752,6 +900,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c))))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(12), Op::Event(2), Op::Div, Op::Mul, Op::Event(12), Op::Event(2), Op::Div, Op::Event(13), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(14), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(12), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(14), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Event(12), Op::Event(2), Op::Div, Op::Event(13), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(14), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Add, Op::Div, Op::Mul, Op::Const(Constant::HyperthreadingOn), Op::Event(15), Op::Num(2.0), Op::Div, Op::Event(15), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(14), Op::Event(2), Op::Div, Op::Const(Constant::HyperthreadingOn), Op::Event(16), Op::Event(17), Op::Sub, Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(17), Op::Event(15), Op::Sub, Op::Num(2.0), Op::Div, Op::Event(11), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(15), Op::Num(2.0), Op::Div, Op::Event(15), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Add, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Compute_Bound_Est"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Compute_Bound_Est > 20",
     },
     MetricInfo {
         name: "Bottleneck_Irregular_Overhead",
@@ -802,6 +954,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n + o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9 * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(13), Op::Add, Op::Event(14), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(15), Op::Event(16), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Div, Op::Mul, Op::Num(4.0), Op::Event(17), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(2.0), Op::Event(18), Op::Mul, Op::Event(12), Op::Div, Op::Event(19), Op::Event(12), Op::Div, Op::Num(9.0), Op::Event(20), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Num(1.0), Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Sub, Op::Event(19), Op::Mul, Op::Event(12), Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(19), Op::Mul, Op::Event(12), Op::Div, Op::Num(10.0), Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(21), Op::Event(25), Op::Event(22), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(19), Op::Mul, Op::Event(12), Op::Div, Op::Num(1.0), Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Sub, Op::Event(19), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Num(9.0), Op::Event(20), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(26), Op::Num(2.0), Op::Event(27), Op::Mul, Op::Add, Op::Event(12), Op::Div, Op::Event(28), Op::Event(12), Op::Div, Op::Add, Op::Event(19), Op::Event(12), Op::Div, Op::Num(9.0), Op::Event(20), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(18), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Event(29), Op::Event(12), Op::Div, Op::Add, Op::Event(30), Op::Event(12), Op::Div, Op::Add, Op::Div, Op::Num(10.0), Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(21), Op::Event(25), Op::Event(22), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Mul, Op::Add, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Num(1.0), Op::Event(31), Op::Event(22), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Num(1.0), Op::Event(31), Op::Event(22), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Div, Op::Add, Op::Num(1.0), Op::Event(32), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(33), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(4), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Add, Op::Div, Op::Num(1.0), Op::Event(32), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(5), Op::Event(12), Op::Div, Op::Num(1.0), Op::Event(32), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(33), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(4), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Add, Op::Div, Op::Num(1.0), Op::Event(32), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(6), Op::Mul, Op::Event(12), Op::Div, Op::Event(7), Op::Event(12), Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(8), Op::Event(12), Op::Div, Op::Event(5), Op::Event(12), Op::Div, Op::Add, Op::Event(8), Op::Event(2), Op::Event(33), Op::Sub, Op::Lt, Op::Event(7), Op::Event(12), Op::Div, Op::Event(12), Op::Mul, Op::Event(3), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(4), Op::Mul, Op::Add, Op::Add, Op::Event(12), Op::Div, Op::Event(3), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(4), Op::Mul, Op::Add, Op::Event(12), Op::Div, Op::Select, Op::Add, Op::Div, Op::Add, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(13), Op::Add, Op::Event(14), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(15), Op::Event(16), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Div, Op::Mul, Op::Event(0), Op::Event(13), Op::Add, Op::Event(14), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Irregular_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Irregular_Overhead > 10",
     },
     MetricInfo {
         name: "Bottleneck_Branching_Overhead",
@@ -823,6 +979,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b + c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Event(2), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Bottleneck_Branching_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Branching_Overhead > 5",
     },
     MetricInfo {
         name: "Bottleneck_Useful_Work",
@@ -851,6 +1011,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Num(2.0), Op::Event(4), Op::Mul, Op::Add, Op::Event(5), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(0), Op::Event(6), Op::Div, Op::Event(7), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(8), Op::Add, Op::Event(9), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(6), Op::Div, Op::Event(7), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(0), Op::Event(6), Op::Div, Op::Event(7), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(10), Op::Event(11), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(6), Op::Div, Op::Event(7), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Div, Op::Mul, Op::Event(0), Op::Event(8), Op::Add, Op::Event(9), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Bottleneck_Useful_Work"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Useful_Work > 20",
     },
     MetricInfo {
         name: "Frontend_Bound",
@@ -870,6 +1034,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Frontend_Bound > 15",
     },
     MetricInfo {
         name: "Fetch_Latency",
@@ -889,6 +1057,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fetch_Latency > 10, Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ICache_Misses",
@@ -908,6 +1080,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ITLB_Misses",
@@ -926,6 +1102,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Hit",
@@ -945,6 +1125,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss",
@@ -963,6 +1147,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_4K",
@@ -983,6 +1171,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_2M",
@@ -1003,6 +1195,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Branch_Resteers",
@@ -1022,6 +1218,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + 9 * c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Num(9.0), Op::Event(2), Op::Mul, Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Mispredicts_Resteers",
@@ -1042,6 +1242,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * c / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Clears_Resteers",
@@ -1062,6 +1266,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (a + b)) * c / d)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Sub, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Unknown_Branches",
@@ -1080,6 +1288,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (9 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "MS_Switches",
@@ -1098,6 +1310,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (2 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(2.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["MS_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "LCP",
@@ -1116,6 +1332,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["LCP", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "DSB_Switches",
@@ -1134,6 +1354,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Fetch_Bandwidth",
@@ -1154,6 +1378,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Fetch_Bandwidth > 20",
     },
     MetricInfo {
         name: "MITE",
@@ -1174,6 +1402,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MITE > 10, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Decoder0_Alone",
@@ -1194,6 +1426,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["Decoder0_Alone", "MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "DSB",
@@ -1214,6 +1450,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(DSB > 15, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Bad_Speculation",
@@ -1236,6 +1476,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bad_Speculation > 15",
     },
     MetricInfo {
         name: "Branch_Mispredicts",
@@ -1260,6 +1504,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(6), Op::Num(2.0), Op::Div, Op::Event(7), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Branch_Mispredicts > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Mispredicts",
@@ -1285,6 +1533,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i - b)), 0.0001)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(6), Op::Num(2.0), Op::Div, Op::Event(7), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(0), Op::Event(8), Op::Event(1), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Machine_Clears",
@@ -1309,6 +1561,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Machine_Clears > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Nukes",
@@ -1334,6 +1590,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h), 0.0001)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Num(1.0), Op::Event(8), Op::Event(7), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Nukes", "Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Backend_Bound",
@@ -1356,6 +1616,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Backend_Bound > 20",
     },
     MetricInfo {
         name: "Memory_Bound",
@@ -1384,6 +1648,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c + (d + e / (4 * (f / 2 if HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) - (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Event(6), Op::Select, Op::Mul, Op::Div, Op::Event(7), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Add, Op::Div, Op::Num(1.0), Op::Event(8), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Event(6), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Num(2.0), Op::Div, Op::Event(11), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Event(6), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Mul],
+        threshold_metrics: &["Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Bound > 20, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Bound",
@@ -1403,6 +1671,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c, 0)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Load",
@@ -1424,6 +1696,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(9 * a + b, max(c - d, 0)) / e)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Hit",
@@ -1445,6 +1721,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Event(1), Op::Event(4), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss",
@@ -1463,6 +1743,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_4K",
@@ -1484,6 +1768,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_2M",
@@ -1505,6 +1793,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_1G",
@@ -1526,6 +1818,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + e + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Fwd_Blk",
@@ -1544,6 +1840,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Latency_Dependency",
@@ -1566,6 +1866,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)",
         ops: &[Op::Num(100.0), Op::Num(2.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Sub, Op::Mul, Op::Num(20.0), Op::Mul, Op::Num(100.0), Op::Div, Op::Event(3), Op::Event(4), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Lock_Latency",
@@ -1588,6 +1892,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((12 * max(0, a - b) + a / c * (11 * d + min(e, f))) / e)",
         ops: &[Op::Num(100.0), Op::Num(12.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Max, Op::Mul, Op::Event(0), Op::Event(2), Op::Div, Op::Num(11.0), Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Min, Op::Add, Op::Mul, Op::Add, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Loads",
@@ -1609,6 +1917,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Loads"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Split_Loads > 30",
     },
     MetricInfo {
         name: "4K_Aliasing",
@@ -1627,6 +1939,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FB_Full",
@@ -1648,6 +1964,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["FB_Full"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FB_Full > 30",
     },
     MetricInfo {
         name: "L2_Bound",
@@ -1671,6 +1991,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Event(6), Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["L2_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Bound",
@@ -1690,6 +2014,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "SQ_Full",
@@ -1709,6 +2037,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Event(0), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DRAM_Bound",
@@ -1733,6 +2065,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Event(1), Op::Div, Op::Add, Op::Event(4), Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Div, Op::Add, Op::Mul, Op::Event(4), Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Div, Op::Add, Op::Mul, Op::Event(7), Op::Add, Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Event(1), Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["DRAM_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Bandwidth",
@@ -1751,6 +2087,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Latency",
@@ -1770,6 +2110,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Event(0), Op::Event(2), Op::Min, Op::Event(0), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Bound",
@@ -1788,6 +2132,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Latency",
@@ -1809,6 +2157,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 11 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(11.0), Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Min, Op::Mul, Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Stores",
@@ -1828,6 +2180,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Store",
@@ -1848,6 +2204,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Hit",
@@ -1868,6 +2228,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d) - b / (c / 2 if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Event(1), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss",
@@ -1887,6 +2251,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_4K",
@@ -1909,6 +2277,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (d + e + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_2M",
@@ -1931,6 +2303,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + d + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(3), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_1G",
@@ -1953,6 +2329,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + f + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Core_Bound",
@@ -1981,6 +2361,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Core_Bound > 10, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Divider",
@@ -1999,6 +2383,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Serializing_Operation",
@@ -2017,6 +2405,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Slow_Pause",
@@ -2035,6 +2427,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (40 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(40.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilization",
@@ -2060,6 +2456,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / b * b + (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f) / b)",
         ops: &[Op::Num(100.0), Op::Event(6), Op::Event(7), Op::Event(8), Op::Sub, Op::Lt, Op::Event(0), Op::Event(1), Op::Div, Op::Event(1), Op::Mul, Op::Event(2), Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(1), Op::Select, Op::Mul, Op::Div, Op::Event(5), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(1), Op::Select, Op::Mul, Op::Div, Op::Event(5), Op::Mul, Op::Add, Op::Event(1), Op::Div, Op::Select, Op::Mul],
+        threshold_metrics: &["Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_0",
@@ -2078,6 +2478,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Mixing_Vectors",
@@ -2096,6 +2500,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Mixing_Vectors"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Mixing_Vectors > 5",
     },
     MetricInfo {
         name: "Ports_Utilized_1",
@@ -2117,6 +2525,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))",
         ops: &[Op::Num(100.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_2",
@@ -2138,6 +2550,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))",
         ops: &[Op::Num(100.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_3m",
@@ -2157,6 +2573,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Event(0), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "ALU_Op_Utilization",
@@ -2179,6 +2599,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["ALU_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "ALU_Op_Utilization > 40",
     },
     MetricInfo {
         name: "Port_0",
@@ -2198,6 +2622,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_0"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_0 > 60",
     },
     MetricInfo {
         name: "Port_1",
@@ -2217,6 +2645,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_1"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_1 > 60",
     },
     MetricInfo {
         name: "Port_5",
@@ -2236,6 +2668,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_5"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_5 > 60",
     },
     MetricInfo {
         name: "Port_6",
@@ -2255,6 +2691,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_6"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_6 > 60",
     },
     MetricInfo {
         name: "Load_Op_Utilization",
@@ -2277,6 +2717,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Sub, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Load_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Port_2",
@@ -2296,6 +2740,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_2"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_2 > 60",
     },
     MetricInfo {
         name: "Port_3",
@@ -2315,6 +2763,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_3"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_3 > 60",
     },
     MetricInfo {
         name: "Store_Op_Utilization",
@@ -2334,6 +2786,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Store_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Port_4",
@@ -2353,6 +2809,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_4"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_4 > 60",
     },
     MetricInfo {
         name: "Port_7",
@@ -2372,6 +2832,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_7"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_7 > 60",
     },
     MetricInfo {
         name: "Retiring",
@@ -2391,6 +2855,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Retiring", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(70.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Retiring > 70, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Light_Operations",
@@ -2412,6 +2880,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Light_Operations > 60",
     },
     MetricInfo {
         name: "X87_Use",
@@ -2433,6 +2905,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * d / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FP_Scalar",
@@ -2451,6 +2927,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FP_Vector_128b",
@@ -2470,6 +2950,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FP_Vector_256b",
@@ -2489,6 +2973,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FP_Vector_512b",
@@ -2508,6 +2996,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Memory_Operations",
@@ -2530,6 +3022,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(5), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Fused_Instructions",
@@ -2551,6 +3047,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Mul, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["Fused_Instructions", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fused_Instructions > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Non_Fused_Branches",
@@ -2573,6 +3073,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(5), Op::Event(3), Op::Sub, Op::Mul, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["Non_Fused_Branches", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Non_Fused_Branches > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Nop_Instructions",
@@ -2595,6 +3099,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(5), Op::Mul, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Heavy_Operations",
@@ -2616,6 +3124,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Heavy_Operations > 10",
     },
     MetricInfo {
         name: "Few_Uops_Instructions",
@@ -2639,6 +3151,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Few_Uops_Instructions", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Microcode_Sequencer",
@@ -2660,6 +3176,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Microcode_Sequencer > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Assists",
@@ -2680,6 +3200,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON else d)))",
         ops: &[Op::Num(100.0), Op::Num(34.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Assists", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "FP_Assists",
@@ -2699,6 +3223,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Num(34.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FP_Assists > 10",
     },
     MetricInfo {
         name: "CISC",
@@ -2722,6 +3250,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Num(34.0), Op::Event(5), Op::Event(6), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["CISC", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Info_Botlnk_L0_Core_Bound_Likely",
@@ -2754,6 +3286,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else 0) > 0.5 else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(14), Op::Event(15), Op::Num(2.0), Op::Div, Op::Div, Op::Sub, Op::Num(0.0), Op::Select, Op::Num(0.5), Op::Gt, Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(13), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(12), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Lt, Op::Num(1.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(13), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(12), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Div, Op::Sub, Op::Num(1.0), Op::Select, Op::Mul, Op::Num(0.0), Op::Select],
+        threshold_metrics: &["Info_Botlnk_L0_Core_Bound_Likely"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L0_Core_Bound_Likely > 0.5",
     },
     MetricInfo {
         name: "Info_Thread_IPC",
@@ -2772,6 +3308,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_UopPI",
@@ -2790,6 +3330,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Thread_UopPI"],
+        threshold: &[Op::Event(0), Op::Num(1.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UopPI > 1.05",
     },
     MetricInfo {
         name: "Info_Thread_UpTB",
@@ -2808,6 +3352,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Thread_UpTB"],
+        threshold: &[Op::Event(0), Op::Num(4.0), Op::Num(1.5), Op::Mul, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UpTB < 4 * 1.5",
     },
     MetricInfo {
         name: "Info_Thread_CPI",
@@ -2826,6 +3374,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_CLKS",
@@ -2843,6 +3395,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_SLOTS",
@@ -2861,6 +3417,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "4 * (a / 2 if HYPERTHREADING_ON else b)",
         ops: &[Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Event(1), Op::Select, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_Execute_per_Issue",
@@ -2879,6 +3439,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CoreIPC",
@@ -2898,6 +3462,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FLOPc",
@@ -2921,6 +3489,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2 if HYPERTHREADING_ON else g)",
         ops: &[Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(4), Op::Mul, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Event(6), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_ILP",
@@ -2939,6 +3511,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_EPC",
@@ -2957,6 +3533,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CORE_CLKS",
@@ -2975,6 +3555,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / 2 if HYPERTHREADING_ON else b",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Event(1), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpLoad",
@@ -2993,6 +3577,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpLoad"],
+        threshold: &[Op::Event(0), Op::Num(3.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpLoad < 3",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpStore",
@@ -3011,6 +3599,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpStore"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpStore < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpBranch",
@@ -3029,6 +3621,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpBranch"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpBranch < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpCall",
@@ -3047,6 +3643,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpCall"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpCall < 200",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpTB",
@@ -3065,6 +3665,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpTB"],
+        threshold: &[Op::Event(0), Op::Num(4.0), Op::Num(2.0), Op::Mul, Op::Num(1.0), Op::Add, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpTB < 4 * 2 + 1",
     },
     MetricInfo {
         name: "Info_Inst_Mix_BpTkBranch",
@@ -3083,6 +3687,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpFLOP",
@@ -3105,6 +3713,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + 2 * c + 4 * d + 8 * e + 16 * f)",
         ops: &[Op::Event(0), Op::Event(1), Op::Num(2.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(5), Op::Mul, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpFLOP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpFLOP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_SP",
@@ -3123,6 +3735,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_SP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_SP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_DP",
@@ -3141,6 +3757,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_DP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_DP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX128",
@@ -3160,6 +3780,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX128"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX128 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX256",
@@ -3179,6 +3803,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX256"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX256 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX512",
@@ -3198,6 +3826,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX512"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX512 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpPause",
@@ -3216,6 +3848,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpSWPF",
@@ -3234,6 +3870,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpSWPF"],
+        threshold: &[Op::Event(0), Op::Num(100.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpSWPF < 100",
     },
     MetricInfo {
         name: "Info_Inst_Mix_Instructions",
@@ -3251,6 +3891,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Retire",
@@ -3269,6 +3913,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_IpAssist",
@@ -3288,6 +3936,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Pipeline_IpAssist"],
+        threshold: &[Op::Event(0), Op::Num(100000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_IpAssist < 100000",
     },
     MetricInfo {
         name: "Info_Pipeline_Execute",
@@ -3307,6 +3959,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_DSB",
@@ -3325,6 +3981,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_MITE",
@@ -3343,6 +4003,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_Fetch_UpC",
@@ -3361,6 +4025,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Coverage",
@@ -3380,6 +4048,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c)",
         ops: &[Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"],
+        threshold: &[Op::Event(0), Op::Num(0.7), Op::Lt, Op::Event(1), Op::Num(4.0), Op::Div, Op::Num(0.35), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Switch_Cost",
@@ -3398,6 +4070,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_TBpC",
@@ -3416,6 +4092,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_ICache_Miss_Latency",
@@ -3434,6 +4114,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b + 2",
         ops: &[Op::Event(0), Op::Event(1), Op::Div, Op::Num(2.0), Op::Add],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_IpDSB_Miss_Ret",
@@ -3452,6 +4136,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Frontend_IpDSB_Miss_Ret"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Frontend_IpDSB_Miss_Ret < 50",
     },
     MetricInfo {
         name: "Info_Frontend_IpUnknown_Branch",
@@ -3470,6 +4158,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code",
@@ -3488,6 +4180,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code_All",
@@ -3506,6 +4202,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Misses",
@@ -3538,6 +4238,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else c) / 2))",
         ops: &[Op::Num(100.0), Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Event(2), Op::Div, Op::Mul, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(6), Op::Event(2), Op::Div, Op::Add, Op::Event(7), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(8), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(9), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(10), Op::Event(2), Op::Div, Op::Add, Op::Event(3), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Event(11), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(12), Op::Event(13), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul, Op::Event(12), Op::Event(13), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(14), Op::Event(15), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Misses"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Misses > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Bandwidth",
@@ -3562,6 +4266,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Add, Op::Div, Op::Mul, Op::Event(4), Op::Event(5), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(6), Op::Event(7), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Bandwidth > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_IC_Misses",
@@ -3589,6 +4297,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h / c) + 2 * i / c + j / c + k / c))",
         ops: &[Op::Num(100.0), Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Num(2.0), Op::Event(4), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Mul, Op::Event(3), Op::Num(2.0), Op::Event(4), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(5), Op::Event(2), Op::Div, Op::Add, Op::Event(6), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(7), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(8), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(9), Op::Event(2), Op::Div, Op::Add, Op::Event(10), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_IC_Misses"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_IC_Misses > 5",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMispredict",
@@ -3607,6 +4319,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMispredict"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMispredict < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Indirect",
@@ -3627,6 +4343,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / c * d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Div, Op::Event(3), Op::Mul, Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Indirect"],
+        threshold: &[Op::Event(0), Op::Num(1000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Indirect < 1000",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Branch_Misprediction_Cost",
@@ -3662,6 +4382,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f / 100",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(5), Op::Event(9), Op::Event(6), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(4.0), Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Event(4), Op::Div, Op::Mul, Op::Event(12), Op::Num(2.0), Op::Event(13), Op::Mul, Op::Add, Op::Event(4), Op::Div, Op::Event(14), Op::Event(4), Op::Div, Op::Add, Op::Event(11), Op::Event(4), Op::Div, Op::Num(9.0), Op::Event(15), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(16), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Event(17), Op::Event(4), Op::Div, Op::Add, Op::Event(18), Op::Event(4), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Mul, Op::Num(4.0), Op::Div, Op::Event(5), Op::Div, Op::Num(100.0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Spec_Clears_Ratio",
@@ -3681,6 +4405,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_NT",
@@ -3699,6 +4427,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_TK",
@@ -3718,6 +4450,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a - b) / c",
         ops: &[Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_CallRet",
@@ -3737,6 +4473,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) / c",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Jump",
@@ -3758,6 +4498,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a - (b - c) - 2 * d) / e",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Sub, Op::Sub, Op::Num(2.0), Op::Event(3), Op::Mul, Op::Sub, Op::Event(4), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Load_Miss_Real_Latency",
@@ -3777,6 +4521,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_MLP",
@@ -3795,6 +4543,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI",
@@ -3813,6 +4565,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI_Load",
@@ -3831,6 +4587,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI",
@@ -3849,6 +4609,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_All",
@@ -3867,6 +4631,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_Load",
@@ -3885,6 +4653,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_RFO",
@@ -3903,6 +4675,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_All",
@@ -3922,6 +4698,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * (a - b) / c",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_Load",
@@ -3940,6 +4720,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3MPKI",
@@ -3958,6 +4742,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_FB_HPKI",
@@ -3976,6 +4764,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1D_Cache_Fill_BW",
@@ -3993,6 +4785,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2_Cache_Fill_BW",
@@ -4010,6 +4806,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Fill_BW",
@@ -4027,6 +4827,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Access_BW",
@@ -4044,6 +4848,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Page_Walks_Utilization",
@@ -4066,6 +4874,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) / (2 * (e / 2 if HYPERTHREADING_ON else f))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &["Info_Memory_TLB_Page_Walks_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_TLB_Page_Walks_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Code_STLB_MPKI",
@@ -4084,6 +4896,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Load_STLB_MPKI",
@@ -4102,6 +4918,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Store_STLB_MPKI",
@@ -4120,6 +4940,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L1D_Cache_Fill_BW_2T",
@@ -4137,6 +4961,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Cache_Fill_BW_2T",
@@ -4154,6 +4982,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Fill_BW_2T",
@@ -4171,6 +5003,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Access_BW_2T",
@@ -4188,6 +5024,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_Silent_PKI",
@@ -4206,6 +5046,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_NonSilent_PKI",
@@ -4224,6 +5068,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_Miss_Latency",
@@ -4242,6 +5090,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_MLP",
@@ -4260,6 +5112,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Data_L2_MLP",
@@ -4278,6 +5134,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_UC_Load_PKI",
@@ -4296,6 +5156,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_GFLOPs",
@@ -4317,6 +5181,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Power_License0_Utilization",
@@ -4336,6 +5204,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Power_License1_Utilization",
@@ -4355,6 +5227,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Select],
+        threshold_metrics: &["Info_System_Power_License1_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Power_License1_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_System_Power_License2_Utilization",
@@ -4374,6 +5250,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Select],
+        threshold_metrics: &["Info_System_Power_License2_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Power_License2_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_System_SMT_2T_Utilization",
@@ -4392,6 +5272,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - a / (b / 2) if HYPERTHREADING_ON else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Num(2.0), Op::Div, Op::Div, Op::Sub, Op::Num(0.0), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_DRAM_BW_Use",
@@ -4410,6 +5294,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Read_BW",
@@ -4430,6 +5318,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Write_BW",
@@ -4450,6 +5342,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Time",
@@ -4466,6 +5362,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "DURATIONTIMEINMILLISECONDS / 1000",
         ops: &[Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div],
+        threshold_metrics: &["Info_System_Time"],
+        threshold: &[Op::Event(0), Op::Num(1.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Time < 1",
     },
     MetricInfo {
         name: "Info_System_MUX",
@@ -4484,5 +5384,9 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_MUX"],
+        threshold: &[Op::Event(0), Op::Num(1.1), Op::Gt, Op::Event(0), Op::Num(0.9), Op::Lt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)",
     },
 ];

@@ -23,6 +23,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "cpi",
@@ -41,6 +45,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "loads_per_instr",
@@ -59,6 +67,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "stores_per_instr",
@@ -77,6 +89,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_mpi",
@@ -95,6 +111,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_demand_data_read_hits_per_instr",
@@ -113,6 +133,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1_i_code_read_misses_with_prefetches_per_instr",
@@ -131,6 +155,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_hits_per_instr",
@@ -149,6 +177,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_mpi",
@@ -167,6 +199,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_mpi",
@@ -185,6 +221,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_code_mpi",
@@ -203,6 +243,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_data_read_mpi_demand_plus_prefetch",
@@ -223,6 +267,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_code_read_mpi_demand_plus_prefetch",
@@ -241,6 +289,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "b / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency",
@@ -260,6 +312,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency_for_local_requests",
@@ -279,6 +335,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency_for_remote_requests",
@@ -298,6 +358,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_to_dram_latency",
@@ -317,6 +381,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_2nd_level_mpi",
@@ -335,6 +403,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_2nd_level_large_page_mpi",
@@ -353,6 +425,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_load_mpi",
@@ -371,6 +447,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_2mb_large_page_load_mpi",
@@ -389,6 +469,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_store_mpi",
@@ -407,6 +491,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_reads_addressed_to_local_dram",
@@ -427,6 +515,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a + b) / (a + b + c + d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_reads_addressed_to_remote_dram",
@@ -447,6 +539,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c + d) / (a + b + c + d)",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(3), Op::Add, Op::Mul, Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "uncore_frequency",
@@ -464,6 +560,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_transmit_bw",
@@ -481,6 +581,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_read",
@@ -498,6 +602,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_write",
@@ -515,6 +623,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_total",
@@ -533,6 +645,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_extra_write_bw_due_to_directory_updates",
@@ -552,6 +668,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read",
@@ -569,6 +689,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write",
@@ -587,6 +711,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_read_l3_miss",
@@ -605,6 +733,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * a / b",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_partial_write_l3_miss",
@@ -625,6 +757,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((b + d) / (a + c))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(3), Op::Add, Op::Event(0), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_full_write_l3_miss",
@@ -643,6 +779,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / a)",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_decoded_icache",
@@ -663,6 +803,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_legacy_decode_pipeline",
@@ -683,6 +827,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_microcode_sequencer",
@@ -703,6 +851,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_local",
@@ -720,6 +872,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_remote",
@@ -737,6 +893,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_local",
@@ -755,6 +915,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_remote",
@@ -773,6 +937,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_read",
@@ -790,6 +958,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_write",
@@ -807,6 +979,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_read",
@@ -824,6 +1000,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_write",
@@ -841,6 +1021,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_receive_bw",
@@ -858,6 +1042,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "iio_bandwidth_read",
@@ -875,6 +1063,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "iio_bandwidth_write",
@@ -892,6 +1084,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_l3_miss",
@@ -909,6 +1105,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_l3_miss",
@@ -927,6 +1127,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Bottleneck_Mispredictions",
@@ -965,6 +1169,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Event(9), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(3), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(6), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Event(5), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Mispredictions"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Mispredictions > 20",
     },
     MetricInfo {
         name: "Bottleneck_Big_Code",
@@ -998,6 +1206,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) - f / g) * (h / i + j / i + k / i) / (j / i + h / i + (l / i + k / i) + 3 * m / (n / o) / i + p / i + q / i)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Mul, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Event(8), Op::Div, Op::Add, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Mul, Op::Event(9), Op::Event(8), Op::Div, Op::Event(7), Op::Event(8), Op::Div, Op::Add, Op::Event(11), Op::Event(8), Op::Div, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(12), Op::Mul, Op::Event(13), Op::Event(14), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(15), Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Div],
+        threshold_metrics: &["Bottleneck_Big_Code"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Big_Code > 20",
     },
     MetricInfo {
         name: "Bottleneck_Instruction_Fetch_BW",
@@ -1040,6 +1252,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / f) * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) * (l / (a + b + c + d) - e / f) * (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) - (1 - w / x) * ((l / (a + b + c + d) - e / f) * (3 * r / (s / t) / n + (m / n + q / n) * ((1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) / (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n + (1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + q / n)) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) + max(y, x / (s / t)) / (z if HYPERTHREADING_ON else n) / 2.4)) - 100 * (l / (a + b + c + d) - e / f) * (p / n + o / n + q / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(1.0), Op::Num(10.0), Op::Event(6), Op::Event(5), Op::Div, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(8), Op::Event(9), Op::Event(10), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Sub, Op::Num(1.0), Op::Event(22), Op::Event(23), Op::Div, Op::Sub, Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Num(1.0), Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(8), Op::Event(9), Op::Event(10), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Div, Op::Add, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Add, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Event(24), Op::Event(23), Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(25), Op::Event(13), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Mul, Op::Sub, Op::Mul, Op::Num(100.0), Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul, Op::Event(15), Op::Event(13), Op::Div, Op::Event(14), Op::Event(13), Op::Div, Op::Add, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Sub],
+        threshold_metrics: &["Bottleneck_Instruction_Fetch_BW"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Instruction_Fetch_BW > 20",
     },
     MetricInfo {
         name: "Bottleneck_Compute_Bound_Est",
@@ -1075,6 +1291,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * ((((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g))) * (r / g / ((l + max(m - h, 0)) / g * (n - o) / g + p / g + s / g + r / g)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(6), Op::Div, Op::Mul, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(13), Op::Event(14), Op::Sub, Op::Lt, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Mul, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(13), Op::Event(14), Op::Sub, Op::Lt, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(13), Op::Event(14), Op::Sub, Op::Lt, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(13), Op::Event(14), Op::Sub, Op::Lt, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Mul, Op::Event(17), Op::Event(6), Op::Div, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(15), Op::Event(6), Op::Div, Op::Add, Op::Event(18), Op::Event(6), Op::Div, Op::Add, Op::Event(17), Op::Event(6), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Compute_Bound_Est"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Compute_Bound_Est > 20",
     },
     MetricInfo {
         name: "Bottleneck_Irregular_Overhead",
@@ -1131,6 +1351,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / b) * ((c / (d + e + f + g) - h / i) * (3 * j / (k / l) / m + (n / m + o / m) * ((1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g))) / (p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m + (1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + o / m)) / (t / m + u / m + (n / m + o / m) + 3 * j / (k / l) / m + v / m + w / m) + max(x, b / (k / l)) / (y if HYPERTHREADING_ON else m) / 2.4) + 10 * (z / i) * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g)) * (p / (d + e + f + g)) + max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) / max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) + max(0, g / (d + e + f + g) - a_b / (d + e + f + g)) * (a_c / m + a_d / m + a_e / m * ((a_f + max(a_e - a_c, 0)) / m * (a_g - a_h) / m)) / (a_i / m + (a_c / m + a_d / m) + a_j / (y if HYPERTHREADING_ON else m) + (((a_f + max(a_e - a_c, 0)) / m * (a_g - a_h) / m * m + (a_k + f / (d + e + f + g) * a_l)) / m if a_i < a_g - a_h else (a_k + f / (d + e + f + g) * a_l) / m)) + z / i / (max(0, a_m / (d + e + f + g) - z / i) + z / i) * ((99 * 3 + 63 + 30) / 5 * a_n / i / (z / i)) * (a_m / (d + e + f + g)))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(15), Op::Div, Op::Sub, Op::Event(16), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Num(3.0), Op::Event(23), Op::Mul, Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Event(26), Op::Div, Op::Event(27), Op::Event(26), Op::Div, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Num(1.0), Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(30), Op::Event(31), Op::Event(32), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Div, Op::Add, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Num(1.0), Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Add, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(33), Op::Event(26), Op::Div, Op::Event(34), Op::Event(26), Op::Div, Op::Add, Op::Event(27), Op::Event(26), Op::Div, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(23), Op::Mul, Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Event(26), Op::Div, Op::Add, Op::Event(35), Op::Event(26), Op::Div, Op::Add, Op::Event(36), Op::Event(26), Op::Div, Op::Add, Op::Div, Op::Event(37), Op::Event(15), Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(38), Op::Event(26), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Mul, Op::Num(10.0), Op::Event(39), Op::Event(22), Op::Div, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(30), Op::Event(31), Op::Event(32), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Mul, Op::Add, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(1), Op::Event(32), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(1), Op::Event(32), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Div, Op::Add, Op::Num(0.0), Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(2), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(3), Op::Event(26), Op::Div, Op::Event(4), Op::Event(26), Op::Div, Op::Add, Op::Event(5), Op::Event(26), Op::Div, Op::Event(6), Op::Event(5), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(26), Op::Div, Op::Event(7), Op::Event(8), Op::Sub, Op::Mul, Op::Event(26), Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(9), Op::Event(26), Op::Div, Op::Event(3), Op::Event(26), Op::Div, Op::Event(4), Op::Event(26), Op::Div, Op::Add, Op::Add, Op::Event(10), Op::Const(Constant::HyperthreadingOn), Op::Event(38), Op::Event(26), Op::Select, Op::Div, Op::Add, Op::Event(9), Op::Event(7), Op::Event(8), Op::Sub, Op::Lt, Op::Event(6), Op::Event(5), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(26), Op::Div, Op::Event(7), Op::Event(8), Op::Sub, Op::Mul, Op::Event(26), Op::Div, Op::Event(26), Op::Mul, Op::Event(11), Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Add, Op::Event(26), Op::Div, Op::Event(11), Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Event(26), Op::Div, Op::Select, Op::Add, Op::Div, Op::Add, Op::Event(39), Op::Event(22), Op::Div, Op::Num(0.0), Op::Event(13), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(39), Op::Event(22), Op::Div, Op::Sub, Op::Max, Op::Event(39), Op::Event(22), Op::Div, Op::Add, Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(14), Op::Mul, Op::Event(22), Op::Div, Op::Event(39), Op::Event(22), Op::Div, Op::Div, Op::Mul, Op::Event(13), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Irregular_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Irregular_Overhead > 10",
     },
     MetricInfo {
         name: "Bottleneck_Branching_Overhead",
@@ -1151,6 +1375,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b + c) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Bottleneck_Branching_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Branching_Overhead > 5",
     },
     MetricInfo {
         name: "Bottleneck_Useful_Work",
@@ -1178,6 +1406,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / h / (max(0, j / (b + c + a + d) - i / h) + i / h) * ((99 * 3 + 63 + 30) / 5 * k / h / (i / h)) * (j / (b + c + a + d)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(6), Op::Add, Op::Event(7), Op::Div, Op::Sub, Op::Event(8), Op::Event(7), Op::Div, Op::Num(0.0), Op::Event(9), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(7), Op::Div, Op::Sub, Op::Max, Op::Event(8), Op::Event(7), Op::Div, Op::Add, Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Event(8), Op::Event(7), Op::Div, Op::Div, Op::Mul, Op::Event(9), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Bottleneck_Useful_Work"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Useful_Work > 20",
     },
     MetricInfo {
         name: "Frontend_Bound",
@@ -1200,6 +1432,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d) - e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Frontend_Bound > 15",
     },
     MetricInfo {
         name: "Fetch_Latency",
@@ -1223,6 +1459,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) - f / g)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fetch_Latency > 10, Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ICache_Misses",
@@ -1241,6 +1481,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_L2_Hit",
@@ -1260,6 +1504,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_L2_Miss",
@@ -1278,6 +1526,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ITLB_Misses",
@@ -1296,6 +1548,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Hit",
@@ -1315,6 +1571,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss",
@@ -1333,6 +1593,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_4K",
@@ -1353,6 +1617,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_2M",
@@ -1373,6 +1641,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Branch_Resteers",
@@ -1392,6 +1664,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Mispredicts_Resteers",
@@ -1417,6 +1693,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(7), Op::Mul, Op::Event(8), Op::Div, Op::Mul],
+        threshold_metrics: &["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Clears_Resteers",
@@ -1442,6 +1722,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(7), Op::Mul, Op::Event(8), Op::Div, Op::Mul],
+        threshold_metrics: &["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Unknown_Branches",
@@ -1460,6 +1744,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "MS_Switches",
@@ -1480,6 +1768,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (3 * a / (b / c) / d)",
         ops: &[Op::Num(100.0), Op::Num(3.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Event(2), Op::Div, Op::Div, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["MS_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "LCP",
@@ -1498,6 +1790,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["LCP", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "DSB_Switches",
@@ -1516,6 +1812,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Fetch_Bandwidth",
@@ -1539,6 +1839,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Fetch_Bandwidth > 20",
     },
     MetricInfo {
         name: "MITE",
@@ -1559,6 +1863,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MITE > 10, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Decoder0_Alone",
@@ -1579,6 +1887,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["Decoder0_Alone", "MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "DSB",
@@ -1599,6 +1911,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(DSB > 15, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "MS",
@@ -1621,6 +1937,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(a, b / (c / d)) / (e if HYPERTHREADING_ON else f) / 2.4)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Event(3), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Event(5), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Mul],
+        threshold_metrics: &["MS", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MS > 5, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Bad_Speculation",
@@ -1643,6 +1963,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bad_Speculation > 15",
     },
     MetricInfo {
         name: "Branch_Mispredicts",
@@ -1664,6 +1988,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Branch_Mispredicts > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Mispredicts",
@@ -1688,6 +2016,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(a / (b + c + d + e) * (1 - f / (g - h)), 0.0001)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Event(7), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Machine_Clears",
@@ -1711,6 +2043,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Machine_Clears > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Nukes",
@@ -1736,6 +2072,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i), 0.0001)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Nukes", "Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Backend_Bound",
@@ -1756,6 +2096,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + a))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Backend_Bound > 20",
     },
     MetricInfo {
         name: "Memory_Bound",
@@ -1777,6 +2121,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Bound > 20, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Bound",
@@ -1796,6 +2144,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c, 0)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Load",
@@ -1817,6 +2169,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(7 * a + b, max(c - d, 0)) / e)",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Hit",
@@ -1838,6 +2194,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Event(1), Op::Event(4), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss",
@@ -1856,6 +2216,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_4K",
@@ -1877,6 +2241,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_2M",
@@ -1898,6 +2266,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_1G",
@@ -1919,6 +2291,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + e + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Fwd_Blk",
@@ -1937,6 +2313,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Latency_Dependency",
@@ -1959,6 +2339,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)",
         ops: &[Op::Num(100.0), Op::Num(2.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Sub, Op::Mul, Op::Num(20.0), Op::Mul, Op::Num(100.0), Op::Div, Op::Event(3), Op::Event(4), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Lock_Latency",
@@ -1977,6 +2361,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Loads",
@@ -1997,6 +2385,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (b / c) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Div, Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Loads"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Split_Loads > 30",
     },
     MetricInfo {
         name: "FB_Full",
@@ -2015,6 +2407,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FB_Full"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FB_Full > 30",
     },
     MetricInfo {
         name: "L2_Bound",
@@ -2034,6 +2430,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L2_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Bound",
@@ -2053,6 +2453,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "SQ_Full",
@@ -2072,6 +2476,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Miss_Bound",
@@ -2090,6 +2498,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Bandwidth",
@@ -2108,6 +2520,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MBA_Stalls",
@@ -2126,6 +2542,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["MBA_Stalls", "MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(MBA_Stalls > 10, MEM_Bandwidth > 20), L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Latency",
@@ -2145,6 +2565,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Event(0), Op::Event(2), Op::Min, Op::Event(0), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Bound",
@@ -2163,6 +2587,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Latency",
@@ -2184,6 +2612,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(10.0), Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Min, Op::Mul, Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Stores",
@@ -2203,6 +2635,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Streaming_Stores",
@@ -2221,6 +2657,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (9 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Store",
@@ -2241,6 +2681,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Hit",
@@ -2261,6 +2705,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Event(1), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss",
@@ -2280,6 +2728,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_4K",
@@ -2302,6 +2754,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_2M",
@@ -2324,6 +2780,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(3), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_1G",
@@ -2346,6 +2806,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Core_Bound",
@@ -2367,6 +2831,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + d + a) - e / (b + c + d + a))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Core_Bound > 10, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Divider",
@@ -2385,6 +2853,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "FP_Divider",
@@ -2403,6 +2875,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "INT_Divider",
@@ -2422,6 +2898,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Serializing_Operation",
@@ -2441,6 +2921,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Slow_Pause",
@@ -2459,6 +2943,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "C01_Wait",
@@ -2477,6 +2965,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["C01_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(C01_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "C02_Wait",
@@ -2495,6 +2987,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["C02_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(C02_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Memory_Fence",
@@ -2513,6 +3009,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Fence", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Memory_Fence > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "AMX_Busy",
@@ -2532,6 +3032,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["AMX_Busy", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(AMX_Busy > 50, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilization",
@@ -2561,6 +3065,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (((a + max(b - c, 0)) / d * (e - f) / d * d + (g + h / (i + j + h + k) * l)) / d if m < e - f else (g + h / (i + j + h + k) * l) / d)",
         ops: &[Op::Num(100.0), Op::Event(12), Op::Event(4), Op::Event(5), Op::Sub, Op::Lt, Op::Event(0), Op::Event(1), Op::Event(2), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(3), Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Mul, Op::Event(3), Op::Div, Op::Event(3), Op::Mul, Op::Event(6), Op::Event(7), Op::Event(8), Op::Event(9), Op::Add, Op::Event(7), Op::Add, Op::Event(10), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(3), Op::Div, Op::Event(6), Op::Event(7), Op::Event(8), Op::Event(9), Op::Add, Op::Event(7), Op::Add, Op::Event(10), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(3), Op::Div, Op::Select, Op::Mul],
+        threshold_metrics: &["Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_0",
@@ -2583,6 +3091,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + max(b - c, 0)) / d * (e - f) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(3), Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Mixing_Vectors",
@@ -2601,6 +3113,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (160 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(160.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Mixing_Vectors"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Mixing_Vectors > 5",
     },
     MetricInfo {
         name: "Ports_Utilized_1",
@@ -2619,6 +3135,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_2",
@@ -2637,6 +3157,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_3m",
@@ -2655,6 +3179,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "ALU_Op_Utilization",
@@ -2677,6 +3205,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (5 * (e if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(5.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["ALU_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "ALU_Op_Utilization > 40",
     },
     MetricInfo {
         name: "Port_0",
@@ -2696,6 +3228,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_0"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_0 > 60",
     },
     MetricInfo {
         name: "Port_1",
@@ -2715,6 +3251,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_1"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_1 > 60",
     },
     MetricInfo {
         name: "Port_6",
@@ -2734,6 +3274,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_6"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_6 > 60",
     },
     MetricInfo {
         name: "Load_Op_Utilization",
@@ -2753,6 +3297,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (3 * (b if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(3.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Load_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Store_Op_Utilization",
@@ -2773,6 +3321,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Store_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Retiring",
@@ -2793,6 +3345,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Retiring", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(70.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Retiring > 70, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Light_Operations",
@@ -2814,6 +3370,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + a + d) - e / (b + c + a + d))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Light_Operations > 60",
     },
     MetricInfo {
         name: "FP_Arith",
@@ -2841,6 +3401,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Event(6), Op::Event(7), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Div, Op::Add, Op::Event(9), Op::Event(10), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(FP_Arith > 20, Light_Operations > 60)",
     },
     MetricInfo {
         name: "X87_Use",
@@ -2863,6 +3427,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) * e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["X87_Use", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Scalar",
@@ -2886,6 +3454,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Scalar", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector",
@@ -2909,6 +3481,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_128b",
@@ -2933,6 +3509,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_256b",
@@ -2957,6 +3537,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_512b",
@@ -2981,6 +3565,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Operations",
@@ -3007,6 +3595,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g) + (h + i + j) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Event(7), Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Int_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Vector_128b",
@@ -3030,6 +3622,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Int_Vector_128b", "Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Int_Vector_128b > 10, Int_Operations > 10), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Vector_256b",
@@ -3054,6 +3650,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Int_Vector_256b", "Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Int_Vector_256b > 10, Int_Operations > 10), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Memory_Operations",
@@ -3077,6 +3677,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Fused_Instructions",
@@ -3100,6 +3704,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Fused_Instructions", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fused_Instructions > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Non_Fused_Branches",
@@ -3124,6 +3732,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (f - g) / (a / (b + c + a + d) * h))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(6), Op::Sub, Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Non_Fused_Branches", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Non_Fused_Branches > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Other_Light_Ops",
@@ -3160,6 +3772,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, max(0, a / (b + c + a + d) - e / (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k + l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a / (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) * j)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(5), Op::Mul, Op::Event(6), Op::Div, Op::Event(7), Op::Event(8), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Event(10), Op::Event(11), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Event(14), Op::Event(15), Op::Add, Op::Event(16), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(17), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(18), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(19), Op::Event(18), Op::Sub, Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Other_Light_Ops > 30, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Nop_Instructions",
@@ -3183,6 +3799,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Nop_Instructions", "Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(30.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Shuffles_256b",
@@ -3206,6 +3826,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Shuffles_256b", "Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(30.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Shuffles_256b > 10, Other_Light_Ops > 30), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Heavy_Operations",
@@ -3227,6 +3851,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Heavy_Operations > 10",
     },
     MetricInfo {
         name: "Few_Uops_Instructions",
@@ -3250,6 +3878,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + d + e) - f / g)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Few_Uops_Instructions", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Microcode_Sequencer",
@@ -3268,6 +3900,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Microcode_Sequencer > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Assists",
@@ -3286,6 +3922,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((99 * 3 + 63 + 30) / 5 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Assists", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Page_Faults",
@@ -3304,6 +3944,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (99 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(99.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Page_Faults"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Page_Faults > 5",
     },
     MetricInfo {
         name: "FP_Assists",
@@ -3322,6 +3966,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (30 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(30.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FP_Assists > 10",
     },
     MetricInfo {
         name: "AVX_Assists",
@@ -3340,6 +3988,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (63 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(63.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["AVX_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "AVX_Assists > 10",
     },
     MetricInfo {
         name: "CISC",
@@ -3359,6 +4011,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - (99 * 3 + 63 + 30) / 5 * c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(2), Op::Mul, Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["CISC", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Info_Botlnk_L0_Core_Bound_Likely",
@@ -3391,6 +4047,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - max(0, a / (b + c + d + a) - e / (b + c + d + a)) / (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) if max(0, a / (b + c + d + a) - e / (b + c + d + a)) < (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) else 1) if (1 - o / p if HYPERTHREADING_ON else 0) > 0.5 else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(14), Op::Event(15), Op::Div, Op::Sub, Op::Num(0.0), Op::Select, Op::Num(0.5), Op::Gt, Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(13), Op::Event(9), Op::Event(10), Op::Sub, Op::Lt, Op::Event(5), Op::Event(6), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(8), Op::Div, Op::Event(9), Op::Event(10), Op::Sub, Op::Mul, Op::Event(8), Op::Div, Op::Event(8), Op::Mul, Op::Event(11), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Add, Op::Event(8), Op::Div, Op::Event(11), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Event(8), Op::Div, Op::Select, Op::Lt, Op::Num(1.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(13), Op::Event(9), Op::Event(10), Op::Sub, Op::Lt, Op::Event(5), Op::Event(6), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(8), Op::Div, Op::Event(9), Op::Event(10), Op::Sub, Op::Mul, Op::Event(8), Op::Div, Op::Event(8), Op::Mul, Op::Event(11), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Add, Op::Event(8), Op::Div, Op::Event(11), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Event(8), Op::Div, Op::Select, Op::Div, Op::Sub, Op::Num(1.0), Op::Select, Op::Mul, Op::Num(0.0), Op::Select],
+        threshold_metrics: &["Info_Botlnk_L0_Core_Bound_Likely"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L0_Core_Bound_Likely > 0.5",
     },
     MetricInfo {
         name: "Info_Thread_IPC",
@@ -3409,6 +4069,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_UopPI",
@@ -3431,6 +4095,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &["Info_Thread_UopPI"],
+        threshold: &[Op::Event(0), Op::Num(1.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UopPI > 1.05",
     },
     MetricInfo {
         name: "Info_Thread_UpTB",
@@ -3453,6 +4121,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &["Info_Thread_UpTB"],
+        threshold: &[Op::Event(0), Op::Num(6.0), Op::Num(1.5), Op::Mul, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UpTB < 6 * 1.5",
     },
     MetricInfo {
         name: "Info_Thread_CPI",
@@ -3471,6 +4143,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_CLKS",
@@ -3488,6 +4164,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_SLOTS",
@@ -3505,6 +4185,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_Execute_per_Issue",
@@ -3523,6 +4207,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CoreIPC",
@@ -3542,6 +4230,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FLOPc",
@@ -3570,6 +4262,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f + g) + 16 * (h + i) + 32 * j) / (k if HYPERTHREADING_ON else l)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(2.0), Op::Event(2), Op::Event(3), Op::Add, Op::Mul, Op::Add, Op::Num(4.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(5), Op::Event(6), Op::Add, Op::Mul, Op::Add, Op::Num(16.0), Op::Event(7), Op::Event(8), Op::Add, Op::Mul, Op::Add, Op::Num(32.0), Op::Event(9), Op::Mul, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(11), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FP_Arith_Utilization",
@@ -3591,6 +4287,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Event(4), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_ILP",
@@ -3609,6 +4309,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_EPC",
@@ -3627,6 +4331,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CORE_CLKS",
@@ -3645,6 +4353,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a if HYPERTHREADING_ON else b",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Event(1), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpLoad",
@@ -3663,6 +4375,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpLoad"],
+        threshold: &[Op::Event(0), Op::Num(3.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpLoad < 3",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpStore",
@@ -3681,6 +4397,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpStore"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpStore < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpBranch",
@@ -3699,6 +4419,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpBranch"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpBranch < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpCall",
@@ -3717,6 +4441,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpCall"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpCall < 200",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpTB",
@@ -3735,6 +4463,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpTB"],
+        threshold: &[Op::Event(0), Op::Num(6.0), Op::Num(2.0), Op::Mul, Op::Num(1.0), Op::Add, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpTB < 6 * 2 + 1",
     },
     MetricInfo {
         name: "Info_Inst_Mix_BpTkBranch",
@@ -3753,6 +4485,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpFLOP",
@@ -3780,6 +4516,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (1 * (b + c) + 2 * (d + e) + 4 * f + 8 * (g + h) + 16 * (i + j) + 32 * k)",
         ops: &[Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Add, Op::Mul, Op::Num(2.0), Op::Event(3), Op::Event(4), Op::Add, Op::Mul, Op::Add, Op::Num(4.0), Op::Event(5), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(6), Op::Event(7), Op::Add, Op::Mul, Op::Add, Op::Num(16.0), Op::Event(8), Op::Event(9), Op::Add, Op::Mul, Op::Add, Op::Num(32.0), Op::Event(10), Op::Mul, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpFLOP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpFLOP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith",
@@ -3801,6 +4541,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + (d + e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Add, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_HP",
@@ -3819,6 +4563,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_HP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_HP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_SP",
@@ -3837,6 +4585,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_SP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_SP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_DP",
@@ -3855,6 +4607,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_DP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_DP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX128",
@@ -3875,6 +4631,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX128"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX128 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX256",
@@ -3895,6 +4655,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX256"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX256 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX512",
@@ -3915,6 +4679,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX512"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX512 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_VectorMixPKI",
@@ -3933,6 +4701,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_VectorMixPKI"],
+        threshold: &[Op::Event(0), Op::Num(0.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_VectorMixPKI > 0.05",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpPause",
@@ -3951,6 +4723,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpSWPF",
@@ -3969,6 +4745,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpSWPF"],
+        threshold: &[Op::Event(0), Op::Num(100.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpSWPF < 100",
     },
     MetricInfo {
         name: "Info_Inst_Mix_Instructions",
@@ -3986,6 +4766,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Retire",
@@ -4008,6 +4792,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Strings_Cycles",
@@ -4026,6 +4814,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Pipeline_Strings_Cycles"],
+        threshold: &[Op::Event(0), Op::Num(0.1), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_Strings_Cycles > 0.1",
     },
     MetricInfo {
         name: "Info_Pipeline_IpAssist",
@@ -4044,6 +4836,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Pipeline_IpAssist"],
+        threshold: &[Op::Event(0), Op::Num(100000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_IpAssist < 100000",
     },
     MetricInfo {
         name: "Info_Pipeline_Execute",
@@ -4063,6 +4859,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_DSB",
@@ -4081,6 +4881,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_MITE",
@@ -4099,6 +4903,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_Fetch_UpC",
@@ -4117,6 +4925,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Coverage",
@@ -4136,6 +4948,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c)",
         ops: &[Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"],
+        threshold: &[Op::Event(0), Op::Num(0.7), Op::Lt, Op::Event(1), Op::Num(6.0), Op::Div, Op::Num(0.35), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 6 > 0.35)",
     },
     MetricInfo {
         name: "Info_Frontend_Unknown_Branch_Cost",
@@ -4154,6 +4970,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Switch_Cost",
@@ -4172,6 +4992,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_TBpC",
@@ -4190,6 +5014,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_ICache_Miss_Latency",
@@ -4208,6 +5036,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_IpDSB_Miss_Ret",
@@ -4226,6 +5058,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Frontend_IpDSB_Miss_Ret"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Frontend_IpDSB_Miss_Ret < 50",
     },
     MetricInfo {
         name: "Info_Frontend_IpUnknown_Branch",
@@ -4244,6 +5080,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code",
@@ -4262,6 +5102,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code_All",
@@ -4280,6 +5124,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Misses",
@@ -4320,6 +5168,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (b + c + d + e) - f / g) * (h / i) / (j / i + k / i + (l / i + m / i) + 3 * n / (o / p) / i + q / i + h / i) + max(0, b / (b + c + d + e) - f / g - (a / (b + c + d + e) - f / g)) * ((r - s) / (t if HYPERTHREADING_ON else i) / 2) / ((r - s) / (t if HYPERTHREADING_ON else i) / 2 + (u - v) / (t if HYPERTHREADING_ON else i) / 2 + max(w, x / (o / p)) / (t if HYPERTHREADING_ON else i) / 2.4))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(7), Op::Event(8), Op::Div, Op::Mul, Op::Event(9), Op::Event(8), Op::Div, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Event(11), Op::Event(8), Op::Div, Op::Event(12), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(13), Op::Mul, Op::Event(14), Op::Event(15), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Event(7), Op::Event(8), Op::Div, Op::Add, Op::Div, Op::Num(0.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Event(17), Op::Event(18), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul, Op::Event(17), Op::Event(18), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(20), Op::Event(21), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Event(22), Op::Event(23), Op::Event(14), Op::Event(15), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Misses"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Misses > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Bandwidth",
@@ -4353,6 +5205,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)) / (g / (a + b + c + d) - e / f + max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + max(n, o / (p / q)) / (j if HYPERTHREADING_ON else k) / 2.4)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Add, Op::Div, Op::Mul, Op::Event(7), Op::Event(8), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(11), Op::Event(12), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(7), Op::Event(8), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Event(13), Op::Event(14), Op::Event(15), Op::Event(16), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Bandwidth > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_IC_Misses",
@@ -4386,6 +5242,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (b + c + d + e) - f / g) * (h / i) / (h / i + j / i + (k / i + l / i) + 3 * m / (n / o) / i + p / i + q / i))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(7), Op::Event(8), Op::Div, Op::Mul, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Event(8), Op::Div, Op::Add, Op::Event(10), Op::Event(8), Op::Div, Op::Event(11), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(12), Op::Mul, Op::Event(13), Op::Event(14), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(15), Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_IC_Misses"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_IC_Misses > 5",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMispredict",
@@ -4404,6 +5264,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMispredict"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMispredict < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Cond_Ntaken",
@@ -4422,6 +5286,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Cond_Ntaken"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Cond_Taken",
@@ -4440,6 +5308,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Cond_Taken"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Cond_Taken < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Ret",
@@ -4458,6 +5330,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Ret"],
+        threshold: &[Op::Event(0), Op::Num(500.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Ret < 500",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Indirect",
@@ -4476,6 +5352,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Indirect"],
+        threshold: &[Op::Event(0), Op::Num(1000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Indirect < 1000",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Branch_Misprediction_Cost",
@@ -4514,6 +5394,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)) * b / 6 / h / 100",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Event(9), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(3), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(6), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Event(5), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(1), Op::Mul, Op::Num(6.0), Op::Div, Op::Event(7), Op::Div, Op::Num(100.0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Spec_Clears_Ratio",
@@ -4533,6 +5417,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_NT",
@@ -4551,6 +5439,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_TK",
@@ -4569,6 +5461,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_CallRet",
@@ -4588,6 +5484,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) / c",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Jump",
@@ -4608,6 +5508,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a - b - 2 * c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Sub, Op::Num(2.0), Op::Event(2), Op::Mul, Op::Sub, Op::Event(3), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Other_Branches",
@@ -4630,6 +5534,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Event(3), Op::Event(4), Op::Add, Op::Event(1), Op::Div, Op::Add, Op::Event(5), Op::Event(2), Op::Sub, Op::Num(2.0), Op::Event(3), Op::Mul, Op::Sub, Op::Event(1), Op::Div, Op::Add, Op::Sub],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Load_Miss_Real_Latency",
@@ -4648,6 +5556,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_MLP",
@@ -4666,6 +5578,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI",
@@ -4684,6 +5600,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI",
@@ -4702,6 +5622,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3MPKI",
@@ -4720,6 +5644,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_FB_HPKI",
@@ -4738,6 +5666,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI_Load",
@@ -4756,6 +5688,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_All",
@@ -4774,6 +5710,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_Load",
@@ -4792,6 +5732,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_RFO",
@@ -4810,6 +5754,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_All",
@@ -4829,6 +5777,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * (a - b) / c",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_Load",
@@ -4847,6 +5799,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1D_Cache_Fill_BW",
@@ -4864,6 +5820,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2_Cache_Fill_BW",
@@ -4881,6 +5841,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Fill_BW",
@@ -4898,6 +5862,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Access_BW",
@@ -4915,6 +5883,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Page_Walks_Utilization",
@@ -4936,6 +5908,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / (4 * (d if HYPERTHREADING_ON else e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Event(4), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &["Info_Memory_TLB_Page_Walks_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_TLB_Page_Walks_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Code_STLB_MPKI",
@@ -4954,6 +5930,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Load_STLB_MPKI",
@@ -4972,6 +5952,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Store_STLB_MPKI",
@@ -4990,6 +5974,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L1D_Cache_Fill_BW_2T",
@@ -5007,6 +5995,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Cache_Fill_BW_2T",
@@ -5024,6 +6016,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Fill_BW_2T",
@@ -5041,6 +6037,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Access_BW_2T",
@@ -5058,6 +6058,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_Silent_PKI",
@@ -5076,6 +6080,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_NonSilent_PKI",
@@ -5094,6 +6102,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Prefetches_Useless_HWPF",
@@ -5113,6 +6125,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Memory_Prefetches_Useless_HWPF"],
+        threshold: &[Op::Event(0), Op::Num(0.15), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_Prefetches_Useless_HWPF > 0.15",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_Miss_Latency",
@@ -5131,6 +6147,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L3_Miss_Latency",
@@ -5149,6 +6169,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_MLP",
@@ -5167,6 +6191,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Data_L2_MLP",
@@ -5185,6 +6213,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_Read_Any_PKI",
@@ -5203,6 +6235,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_Read_L3M_PKI",
@@ -5221,6 +6257,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_MWrite_Any_PKI",
@@ -5239,6 +6279,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_UC_Load_PKI",
@@ -5257,6 +6301,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Bus_Lock_PKI",
@@ -5275,6 +6323,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_GFLOPs",
@@ -5301,6 +6353,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f + g) + 16 * (h + i) + 32 * j) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(2.0), Op::Event(2), Op::Event(3), Op::Add, Op::Mul, Op::Add, Op::Num(4.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(5), Op::Event(6), Op::Add, Op::Mul, Op::Add, Op::Num(16.0), Op::Event(7), Op::Event(8), Op::Add, Op::Mul, Op::Add, Op::Num(32.0), Op::Event(9), Op::Mul, Op::Add, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_C0_Wait",
@@ -5319,6 +6375,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_C0_Wait"],
+        threshold: &[Op::Event(0), Op::Num(0.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_C0_Wait > 0.05",
     },
     MetricInfo {
         name: "Info_System_DRAM_BW_Use",
@@ -5337,6 +6397,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Read_BW",
@@ -5354,6 +6418,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Write_BW",
@@ -5372,6 +6440,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_UPI_Data_Transmit_BW",
@@ -5389,6 +6461,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 9 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(9.0), Op::Div, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Time",
@@ -5405,6 +6481,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "DURATIONTIMEINMILLISECONDS / 1000",
         ops: &[Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div],
+        threshold_metrics: &["Info_System_Time"],
+        threshold: &[Op::Event(0), Op::Num(1.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Time < 1",
     },
     MetricInfo {
         name: "Info_System_MUX",
@@ -5423,6 +6503,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_MUX"],
+        threshold: &[Op::Event(0), Op::Num(1.1), Op::Gt, Op::Event(0), Op::Num(0.9), Op::Lt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)",
     },
     MetricInfo {
         name: "Info_System_SMT_2T_Utilization",
@@ -5441,6 +6525,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - a / b if HYPERTHREADING_ON else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Sub, Op::Num(0.0), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_Offcore_BW",
@@ -5458,6 +6546,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_L3M_BW",
@@ -5475,6 +6567,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_DRAM_BW",
@@ -5492,5 +6588,9 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
 ];

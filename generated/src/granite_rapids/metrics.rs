@@ -23,6 +23,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "uncore_frequency",
@@ -40,6 +44,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "cpi",
@@ -58,6 +66,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_mpi",
@@ -76,6 +88,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_mpi",
@@ -94,6 +110,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_reads_addressed_to_local_dram",
@@ -114,6 +134,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a + b) / (a + b + c + d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_reads_addressed_to_remote_dram",
@@ -134,6 +158,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c + d) / (a + b + c + d)",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(3), Op::Add, Op::Mul, Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_read",
@@ -152,6 +180,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_write",
@@ -170,6 +202,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_total",
@@ -190,6 +226,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_transmit_bw",
@@ -207,6 +247,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "loads_per_instr",
@@ -225,6 +269,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "stores_per_instr",
@@ -243,6 +291,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_demand_data_read_hits_per_instr",
@@ -261,6 +313,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1_i_code_read_misses_with_prefetches_per_instr",
@@ -279,6 +335,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_hits_per_instr",
@@ -297,6 +357,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_mpi",
@@ -315,6 +379,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_code_mpi",
@@ -333,6 +401,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_data_read_mpi_demand_plus_prefetch",
@@ -353,6 +425,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_code_read_mpi_demand_plus_prefetch",
@@ -371,6 +447,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "b / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency",
@@ -390,6 +470,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency_for_local_requests",
@@ -409,6 +493,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency_for_remote_requests",
@@ -428,6 +516,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_to_dram_latency",
@@ -447,6 +539,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_2nd_level_mpi",
@@ -465,6 +561,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_load_mpi",
@@ -483,6 +583,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_store_mpi",
@@ -501,6 +605,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read",
@@ -518,6 +626,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write",
@@ -536,6 +648,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_read_l3_miss",
@@ -554,6 +670,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * a / b",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_partial_write_l3_miss",
@@ -574,6 +694,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((b + d) / (a + c))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(3), Op::Add, Op::Event(0), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_full_write_l3_miss",
@@ -592,6 +716,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / a)",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_decoded_icache",
@@ -612,6 +740,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_legacy_decode_pipeline",
@@ -632,6 +764,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_microcode_sequencer",
@@ -652,6 +788,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_local",
@@ -669,6 +809,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_remote",
@@ -686,6 +830,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_local",
@@ -704,6 +852,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_remote",
@@ -722,6 +874,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_percent_all_reads_to_local_cluster_memory",
@@ -740,6 +896,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_percent_all_reads_to_remote_cluster_cache",
@@ -759,6 +919,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((b + a) / c)",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_percent_all_reads_to_local_cluster_cache",
@@ -781,6 +945,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (g - (a + b + d + e + f)) / g",
         ops: &[Op::Num(100.0), Op::Event(5), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Sub, Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_msi",
@@ -798,6 +966,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_read",
@@ -815,6 +987,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_write",
@@ -832,6 +1008,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_read",
@@ -849,6 +1029,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_write",
@@ -866,6 +1050,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_receive_bw",
@@ -883,6 +1071,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "iio_bandwidth_read",
@@ -900,6 +1092,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "iio_bandwidth_write",
@@ -917,6 +1113,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_l3_miss",
@@ -934,6 +1134,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_l3_miss",
@@ -952,6 +1156,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Bottleneck_Mispredictions",
@@ -990,6 +1198,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Event(9), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(3), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(6), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Event(5), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Mispredictions"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Mispredictions > 20",
     },
     MetricInfo {
         name: "Bottleneck_Big_Code",
@@ -1023,6 +1235,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) - f / g) * (h / i + j / i + k / i) / (j / i + h / i + (l / i + k / i) + 3 * m / (n / o) / i + p / i + q / i)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Mul, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Event(8), Op::Div, Op::Add, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Mul, Op::Event(9), Op::Event(8), Op::Div, Op::Event(7), Op::Event(8), Op::Div, Op::Add, Op::Event(11), Op::Event(8), Op::Div, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(12), Op::Mul, Op::Event(13), Op::Event(14), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(15), Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Div],
+        threshold_metrics: &["Bottleneck_Big_Code"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Big_Code > 20",
     },
     MetricInfo {
         name: "Bottleneck_Instruction_Fetch_BW",
@@ -1065,6 +1281,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / f) * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) * (l / (a + b + c + d) - e / f) * (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) - (1 - w / x) * ((l / (a + b + c + d) - e / f) * (3 * r / (s / t) / n + (m / n + q / n) * ((1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) / (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n + (1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + q / n)) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) + max(y, x / (s / t)) / (z if HYPERTHREADING_ON else n) / 2.4)) - 100 * (l / (a + b + c + d) - e / f) * (p / n + o / n + q / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(1.0), Op::Num(10.0), Op::Event(6), Op::Event(5), Op::Div, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(8), Op::Event(9), Op::Event(10), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Sub, Op::Num(1.0), Op::Event(22), Op::Event(23), Op::Div, Op::Sub, Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Num(1.0), Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(8), Op::Event(9), Op::Event(10), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Div, Op::Add, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Add, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Event(24), Op::Event(23), Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(25), Op::Event(13), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Mul, Op::Sub, Op::Mul, Op::Num(100.0), Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul, Op::Event(15), Op::Event(13), Op::Div, Op::Event(14), Op::Event(13), Op::Div, Op::Add, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Sub],
+        threshold_metrics: &["Bottleneck_Instruction_Fetch_BW"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Instruction_Fetch_BW > 20",
     },
     MetricInfo {
         name: "Bottleneck_Compute_Bound_Est",
@@ -1099,6 +1319,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g))) * (q / g / (max(l - h, 0) / g + m / g + r / g + q / g)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(6), Op::Div, Op::Mul, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(14), Op::Event(15), Op::Sub, Op::Lt, Op::Event(11), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(12), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(12), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Mul, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(14), Op::Event(15), Op::Sub, Op::Lt, Op::Event(11), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(12), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(12), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(14), Op::Event(15), Op::Sub, Op::Lt, Op::Event(11), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(12), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(12), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(14), Op::Event(15), Op::Sub, Op::Lt, Op::Event(11), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(12), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(12), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Mul, Op::Event(16), Op::Event(6), Op::Div, Op::Event(11), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Div, Op::Event(12), Op::Event(6), Op::Div, Op::Add, Op::Event(17), Op::Event(6), Op::Div, Op::Add, Op::Event(16), Op::Event(6), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Compute_Bound_Est"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Compute_Bound_Est > 20",
     },
     MetricInfo {
         name: "Bottleneck_Irregular_Overhead",
@@ -1155,6 +1379,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / b) * ((c / (d + e + f + g) - h / i) * (3 * j / (k / l) / m + (n / m + o / m) * ((1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g))) / (p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m + (1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + o / m)) / (t / m + u / m + (n / m + o / m) + 3 * j / (k / l) / m + v / m + w / m) + max(x, b / (k / l)) / (y if HYPERTHREADING_ON else m) / 2.4) + 10 * (z / i) * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g)) * (p / (d + e + f + g)) + max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) / max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) + max(0, g / (d + e + f + g) - a_b / (d + e + f + g)) * (a_c / m + a_d / m + a_e / m * (max(a_f - a_c, 0) / m)) / (a_g / m + (a_c / m + a_d / m) + a_h / (y if HYPERTHREADING_ON else m) + ((max(a_f - a_c, 0) / m * m + (a_i + f / (d + e + f + g) * a_j)) / m if a_g < a_k - a_l else (a_i + f / (d + e + f + g) * a_j) / m)) + z / i / (max(0, a_m / (d + e + f + g) - z / i) + z / i) * ((99 * 3 + 63 + 30) / 5 * a_n / i / (z / i)) * (a_m / (d + e + f + g)))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(15), Op::Div, Op::Sub, Op::Event(16), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Num(3.0), Op::Event(23), Op::Mul, Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Event(26), Op::Div, Op::Event(27), Op::Event(26), Op::Div, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Num(1.0), Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(30), Op::Event(31), Op::Event(32), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Div, Op::Add, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Num(1.0), Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Add, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(33), Op::Event(26), Op::Div, Op::Event(34), Op::Event(26), Op::Div, Op::Add, Op::Event(27), Op::Event(26), Op::Div, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(23), Op::Mul, Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Event(26), Op::Div, Op::Add, Op::Event(35), Op::Event(26), Op::Div, Op::Add, Op::Event(36), Op::Event(26), Op::Div, Op::Add, Op::Div, Op::Event(37), Op::Event(15), Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(38), Op::Event(26), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Mul, Op::Num(10.0), Op::Event(39), Op::Event(22), Op::Div, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(30), Op::Event(31), Op::Event(32), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Mul, Op::Add, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(1), Op::Event(32), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(1), Op::Event(32), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Div, Op::Add, Op::Num(0.0), Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(2), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(3), Op::Event(26), Op::Div, Op::Event(4), Op::Event(26), Op::Div, Op::Add, Op::Event(5), Op::Event(26), Op::Div, Op::Event(6), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(26), Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(7), Op::Event(26), Op::Div, Op::Event(3), Op::Event(26), Op::Div, Op::Event(4), Op::Event(26), Op::Div, Op::Add, Op::Add, Op::Event(8), Op::Const(Constant::HyperthreadingOn), Op::Event(38), Op::Event(26), Op::Select, Op::Div, Op::Add, Op::Event(7), Op::Event(11), Op::Event(12), Op::Sub, Op::Lt, Op::Event(6), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(26), Op::Div, Op::Event(26), Op::Mul, Op::Event(9), Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(10), Op::Mul, Op::Add, Op::Add, Op::Event(26), Op::Div, Op::Event(9), Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(10), Op::Mul, Op::Add, Op::Event(26), Op::Div, Op::Select, Op::Add, Op::Div, Op::Add, Op::Event(39), Op::Event(22), Op::Div, Op::Num(0.0), Op::Event(13), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(39), Op::Event(22), Op::Div, Op::Sub, Op::Max, Op::Event(39), Op::Event(22), Op::Div, Op::Add, Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(14), Op::Mul, Op::Event(22), Op::Div, Op::Event(39), Op::Event(22), Op::Div, Op::Div, Op::Mul, Op::Event(13), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Irregular_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Irregular_Overhead > 10",
     },
     MetricInfo {
         name: "Bottleneck_Branching_Overhead",
@@ -1175,6 +1403,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b + c) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Bottleneck_Branching_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Branching_Overhead > 5",
     },
     MetricInfo {
         name: "Bottleneck_Useful_Work",
@@ -1202,6 +1434,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / h / (max(0, j / (b + c + a + d) - i / h) + i / h) * ((99 * 3 + 63 + 30) / 5 * k / h / (i / h)) * (j / (b + c + a + d)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(6), Op::Add, Op::Event(7), Op::Div, Op::Sub, Op::Event(8), Op::Event(7), Op::Div, Op::Num(0.0), Op::Event(9), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(7), Op::Div, Op::Sub, Op::Max, Op::Event(8), Op::Event(7), Op::Div, Op::Add, Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Event(8), Op::Event(7), Op::Div, Op::Div, Op::Mul, Op::Event(9), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Bottleneck_Useful_Work"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Useful_Work > 20",
     },
     MetricInfo {
         name: "Frontend_Bound",
@@ -1224,6 +1460,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d) - e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Frontend_Bound > 15",
     },
     MetricInfo {
         name: "Fetch_Latency",
@@ -1247,6 +1487,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) - f / g)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fetch_Latency > 10, Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ICache_Misses",
@@ -1265,6 +1509,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ITLB_Misses",
@@ -1283,6 +1531,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_4K",
@@ -1303,6 +1555,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Code_STLB_Miss_2M",
@@ -1323,6 +1579,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Branch_Resteers",
@@ -1342,6 +1602,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Mispredicts_Resteers",
@@ -1367,6 +1631,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(7), Op::Mul, Op::Event(8), Op::Div, Op::Mul],
+        threshold_metrics: &["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Clears_Resteers",
@@ -1392,6 +1660,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(7), Op::Mul, Op::Event(8), Op::Div, Op::Mul],
+        threshold_metrics: &["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Unknown_Branches",
@@ -1410,6 +1682,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "MS_Switches",
@@ -1430,6 +1706,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (3 * a / (b / c) / d)",
         ops: &[Op::Num(100.0), Op::Num(3.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Event(2), Op::Div, Op::Div, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["MS_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "LCP",
@@ -1448,6 +1728,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["LCP", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "DSB_Switches",
@@ -1466,6 +1750,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Fetch_Bandwidth",
@@ -1489,6 +1777,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Fetch_Bandwidth > 20",
     },
     MetricInfo {
         name: "MITE",
@@ -1509,6 +1801,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MITE > 10, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Decoder0_Alone",
@@ -1529,6 +1825,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["Decoder0_Alone", "MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "DSB",
@@ -1549,6 +1849,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(DSB > 15, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "MS",
@@ -1571,6 +1875,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(a, b / (c / d)) / (e if HYPERTHREADING_ON else f) / 2.4)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Event(3), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Event(5), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Mul],
+        threshold_metrics: &["MS", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MS > 5, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Bad_Speculation",
@@ -1593,6 +1901,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bad_Speculation > 15",
     },
     MetricInfo {
         name: "Branch_Mispredicts",
@@ -1614,6 +1926,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Branch_Mispredicts > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Cond_NT_Mispredicts",
@@ -1637,6 +1953,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * (c / (d + e + f + g)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Cond_NT_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Cond_NT_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Cond_TK_Mispredicts",
@@ -1660,6 +1980,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * (c / (d + e + f + g)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Cond_TK_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Cond_TK_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Ind_Call_Mispredicts",
@@ -1683,6 +2007,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * (c / (d + e + f + g)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Ind_Call_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Ind_Call_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Ind_Jump_Mispredicts",
@@ -1707,6 +2035,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c * (d / (e + f + g + h)), 0)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Mul, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["Ind_Jump_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Ind_Jump_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Ret_Mispredicts",
@@ -1730,6 +2062,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * (c / (d + e + f + g)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Ret_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Ret_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Mispredicts",
@@ -1754,6 +2090,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(a / (b + c + d + e) * (1 - f / (g - h)), 0.0001)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Event(7), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Machine_Clears",
@@ -1777,6 +2117,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Machine_Clears > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Nukes",
@@ -1802,6 +2146,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i), 0.0001)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Nukes", "Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Backend_Bound",
@@ -1822,6 +2170,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + a))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Backend_Bound > 20",
     },
     MetricInfo {
         name: "Memory_Bound",
@@ -1843,6 +2195,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Bound > 20, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Bound",
@@ -1862,6 +2218,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c, 0)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss",
@@ -1880,6 +2240,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Load_STLB_Miss_4K",
@@ -1901,6 +2265,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Load_STLB_Miss_2M",
@@ -1922,6 +2290,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Load_STLB_Miss_1G",
@@ -1943,6 +2315,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + e + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Store_Fwd_Blk",
@@ -1961,6 +2337,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Latency_Dependency",
@@ -1983,6 +2363,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)",
         ops: &[Op::Num(100.0), Op::Num(2.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Sub, Op::Mul, Op::Num(20.0), Op::Mul, Op::Num(100.0), Op::Div, Op::Event(3), Op::Event(4), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "FB_Full",
@@ -2001,6 +2385,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FB_Full"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FB_Full > 30",
     },
     MetricInfo {
         name: "L2_Bound",
@@ -2020,6 +2408,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L2_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Bound",
@@ -2039,6 +2431,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "SQ_Full",
@@ -2058,6 +2454,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Miss_Bound",
@@ -2076,6 +2476,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Bandwidth",
@@ -2094,6 +2498,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MBA_Stalls",
@@ -2112,6 +2520,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["MBA_Stalls", "MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(MBA_Stalls > 10, MEM_Bandwidth > 20), L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Latency",
@@ -2131,6 +2543,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Event(0), Op::Event(2), Op::Min, Op::Event(0), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Bound",
@@ -2149,6 +2565,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Latency",
@@ -2170,6 +2590,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(10.0), Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Min, Op::Mul, Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Streaming_Stores",
@@ -2188,6 +2612,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (9 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss",
@@ -2207,6 +2635,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Store_STLB_Miss_4K",
@@ -2229,6 +2661,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Store_STLB_Miss_2M",
@@ -2251,6 +2687,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(3), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Store_STLB_Miss_1G",
@@ -2273,6 +2713,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Core_Bound",
@@ -2294,6 +2738,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + d + a) - e / (b + c + d + a))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Core_Bound > 10, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Divider",
@@ -2312,6 +2760,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "FP_Divider",
@@ -2330,6 +2782,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "INT_Divider",
@@ -2349,6 +2805,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Serializing_Operation",
@@ -2368,6 +2828,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Slow_Pause",
@@ -2386,6 +2850,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "C01_Wait",
@@ -2404,6 +2872,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["C01_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(C01_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "C02_Wait",
@@ -2422,6 +2894,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["C02_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(C02_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Memory_Fence",
@@ -2440,6 +2916,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Fence", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Memory_Fence > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "AMX_Busy",
@@ -2459,6 +2939,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["AMX_Busy", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(AMX_Busy > 50, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilization",
@@ -2487,6 +2971,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((max(a - b, 0) / c * c + (d + e / (f + g + e + h) * i)) / c if j < k - l else (d + e / (f + g + e + h) * i) / c)",
         ops: &[Op::Num(100.0), Op::Event(9), Op::Event(10), Op::Event(11), Op::Sub, Op::Lt, Op::Event(0), Op::Event(1), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(4), Op::Event(5), Op::Event(6), Op::Add, Op::Event(4), Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(3), Op::Event(4), Op::Event(5), Op::Event(6), Op::Add, Op::Event(4), Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Mul],
+        threshold_metrics: &["Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_0",
@@ -2506,6 +2994,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(a - b, 0) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Mixing_Vectors",
@@ -2524,6 +3016,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (160 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(160.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Mixing_Vectors"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Mixing_Vectors > 5",
     },
     MetricInfo {
         name: "Ports_Utilized_1",
@@ -2542,6 +3038,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_2",
@@ -2560,6 +3060,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_3m",
@@ -2578,6 +3082,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "ALU_Op_Utilization",
@@ -2600,6 +3108,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (5 * (e if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(5.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["ALU_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "ALU_Op_Utilization > 40",
     },
     MetricInfo {
         name: "Port_0",
@@ -2619,6 +3131,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_0"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_0 > 60",
     },
     MetricInfo {
         name: "Port_1",
@@ -2638,6 +3154,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_1"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_1 > 60",
     },
     MetricInfo {
         name: "Port_6",
@@ -2657,6 +3177,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_6"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_6 > 60",
     },
     MetricInfo {
         name: "Load_Op_Utilization",
@@ -2676,6 +3200,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (3 * (b if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(3.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Load_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Store_Op_Utilization",
@@ -2696,6 +3224,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Store_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Retiring",
@@ -2716,6 +3248,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Retiring", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(70.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Retiring > 70, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Light_Operations",
@@ -2737,6 +3273,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + a + d) - e / (b + c + a + d))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Light_Operations > 60",
     },
     MetricInfo {
         name: "FP_Arith",
@@ -2764,6 +3304,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Event(6), Op::Event(7), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Div, Op::Add, Op::Event(9), Op::Event(10), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(FP_Arith > 20, Light_Operations > 60)",
     },
     MetricInfo {
         name: "X87_Use",
@@ -2786,6 +3330,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) * e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["X87_Use", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Scalar",
@@ -2809,6 +3357,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Scalar", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector",
@@ -2832,6 +3384,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_128b",
@@ -2856,6 +3412,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_256b",
@@ -2880,6 +3440,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_512b",
@@ -2904,6 +3468,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Operations",
@@ -2930,6 +3498,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g) + (h + i + j) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Event(7), Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Int_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Vector_128b",
@@ -2953,6 +3525,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Int_Vector_128b", "Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Int_Vector_128b > 10, Int_Operations > 10), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Vector_256b",
@@ -2977,6 +3553,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Int_Vector_256b", "Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Int_Vector_256b > 10, Int_Operations > 10), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Memory_Operations",
@@ -3000,6 +3580,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Fused_Instructions",
@@ -3023,6 +3607,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Fused_Instructions", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fused_Instructions > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Non_Fused_Branches",
@@ -3047,6 +3635,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (f - g) / (a / (b + c + a + d) * h))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(6), Op::Sub, Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Non_Fused_Branches", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Non_Fused_Branches > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Other_Light_Ops",
@@ -3083,6 +3675,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, max(0, a / (b + c + a + d) - e / (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k + l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a / (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) * j)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(5), Op::Mul, Op::Event(6), Op::Div, Op::Event(7), Op::Event(8), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Event(10), Op::Event(11), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Event(14), Op::Event(15), Op::Add, Op::Event(16), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(17), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(18), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(19), Op::Event(18), Op::Sub, Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Other_Light_Ops > 30, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Nop_Instructions",
@@ -3106,6 +3702,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Nop_Instructions", "Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(30.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Shuffles_256b",
@@ -3129,6 +3729,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Shuffles_256b", "Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(30.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Shuffles_256b > 10, Other_Light_Ops > 30), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Heavy_Operations",
@@ -3150,6 +3754,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Heavy_Operations > 10",
     },
     MetricInfo {
         name: "Few_Uops_Instructions",
@@ -3173,6 +3781,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + d + e) - f / g)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Few_Uops_Instructions", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Microcode_Sequencer",
@@ -3191,6 +3803,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Microcode_Sequencer > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Assists",
@@ -3209,6 +3825,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((99 * 3 + 63 + 30) / 5 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Assists", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Page_Faults",
@@ -3227,6 +3847,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (99 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(99.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Page_Faults"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Page_Faults > 5",
     },
     MetricInfo {
         name: "FP_Assists",
@@ -3245,6 +3869,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (30 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(30.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FP_Assists > 10",
     },
     MetricInfo {
         name: "AVX_Assists",
@@ -3263,6 +3891,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (63 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(63.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["AVX_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "AVX_Assists > 10",
     },
     MetricInfo {
         name: "CISC",
@@ -3282,6 +3914,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - (99 * 3 + 63 + 30) / 5 * c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(2), Op::Mul, Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["CISC", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Info_Botlnk_L0_Core_Bound_Likely",
@@ -3313,6 +3949,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - max(0, a / (b + c + d + a) - e / (b + c + d + a)) / ((max(f - g, 0) / h * h + (i + d / (b + c + d + a) * j)) / h if k < l - m else (i + d / (b + c + d + a) * j) / h) if max(0, a / (b + c + d + a) - e / (b + c + d + a)) < ((max(f - g, 0) / h * h + (i + d / (b + c + d + a) * j)) / h if k < l - m else (i + d / (b + c + d + a) * j) / h) else 1) if (1 - n / o if HYPERTHREADING_ON else 0) > 0.5 else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(13), Op::Event(14), Op::Div, Op::Sub, Op::Num(0.0), Op::Select, Op::Num(0.5), Op::Gt, Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(10), Op::Event(11), Op::Event(12), Op::Sub, Op::Lt, Op::Event(5), Op::Event(6), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(7), Op::Div, Op::Event(7), Op::Mul, Op::Event(8), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Div, Op::Event(8), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Add, Op::Event(7), Op::Div, Op::Select, Op::Lt, Op::Num(1.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(10), Op::Event(11), Op::Event(12), Op::Sub, Op::Lt, Op::Event(5), Op::Event(6), Op::Sub, Op::Num(0.0), Op::Max, Op::Event(7), Op::Div, Op::Event(7), Op::Mul, Op::Event(8), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Div, Op::Event(8), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Add, Op::Event(7), Op::Div, Op::Select, Op::Div, Op::Sub, Op::Num(1.0), Op::Select, Op::Mul, Op::Num(0.0), Op::Select],
+        threshold_metrics: &["Info_Botlnk_L0_Core_Bound_Likely"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L0_Core_Bound_Likely > 0.5",
     },
     MetricInfo {
         name: "Info_Thread_IPC",
@@ -3331,6 +3971,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_UopPI",
@@ -3353,6 +3997,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &["Info_Thread_UopPI"],
+        threshold: &[Op::Event(0), Op::Num(1.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UopPI > 1.05",
     },
     MetricInfo {
         name: "Info_Thread_UpTB",
@@ -3375,6 +4023,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &["Info_Thread_UpTB"],
+        threshold: &[Op::Event(0), Op::Num(6.0), Op::Num(1.5), Op::Mul, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UpTB < 6 * 1.5",
     },
     MetricInfo {
         name: "Info_Thread_CPI",
@@ -3393,6 +4045,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_CLKS",
@@ -3410,6 +4066,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_SLOTS",
@@ -3427,6 +4087,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_Execute_per_Issue",
@@ -3445,6 +4109,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CoreIPC",
@@ -3464,6 +4132,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FLOPc",
@@ -3487,6 +4159,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(1 * a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Mul, Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(4), Op::Mul, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Event(6), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FP_Arith_Utilization",
@@ -3508,6 +4184,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Event(4), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_ILP",
@@ -3526,6 +4206,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_EPC",
@@ -3544,6 +4228,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CORE_CLKS",
@@ -3562,6 +4250,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a if HYPERTHREADING_ON else b",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Event(1), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpLoad",
@@ -3580,6 +4272,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpLoad"],
+        threshold: &[Op::Event(0), Op::Num(3.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpLoad < 3",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpStore",
@@ -3598,6 +4294,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpStore"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpStore < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpBranch",
@@ -3616,6 +4316,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpBranch"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpBranch < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpCall",
@@ -3634,6 +4338,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpCall"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpCall < 200",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpTB",
@@ -3652,6 +4360,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpTB"],
+        threshold: &[Op::Event(0), Op::Num(6.0), Op::Num(2.0), Op::Mul, Op::Num(1.0), Op::Add, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpTB < 6 * 2 + 1",
     },
     MetricInfo {
         name: "Info_Inst_Mix_BpTkBranch",
@@ -3670,6 +4382,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpFLOP",
@@ -3692,6 +4408,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (1 * b + 2 * c + 4 * d + 8 * e + 16 * f)",
         ops: &[Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Mul, Op::Num(2.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(5), Op::Mul, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpFLOP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpFLOP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith",
@@ -3713,6 +4433,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + (d + e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Add, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_HP",
@@ -3731,6 +4455,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_HP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_HP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_SP",
@@ -3749,6 +4477,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_SP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_SP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_DP",
@@ -3767,6 +4499,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_DP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_DP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX128",
@@ -3787,6 +4523,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX128"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX128 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX256",
@@ -3807,6 +4547,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX256"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX256 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX512",
@@ -3827,6 +4571,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX512"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX512 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_VectorMixPKI",
@@ -3845,6 +4593,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_VectorMixPKI"],
+        threshold: &[Op::Event(0), Op::Num(0.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_VectorMixPKI > 0.05",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpPause",
@@ -3863,6 +4615,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpSWPF",
@@ -3881,6 +4637,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpSWPF"],
+        threshold: &[Op::Event(0), Op::Num(100.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpSWPF < 100",
     },
     MetricInfo {
         name: "Info_Inst_Mix_Instructions",
@@ -3898,6 +4658,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Retire",
@@ -3920,6 +4684,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Strings_Cycles",
@@ -3938,6 +4706,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Pipeline_Strings_Cycles"],
+        threshold: &[Op::Event(0), Op::Num(0.1), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_Strings_Cycles > 0.1",
     },
     MetricInfo {
         name: "Info_Pipeline_IpAssist",
@@ -3956,6 +4728,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Pipeline_IpAssist"],
+        threshold: &[Op::Event(0), Op::Num(100000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_IpAssist < 100000",
     },
     MetricInfo {
         name: "Info_Pipeline_Execute",
@@ -3975,6 +4751,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_DSB",
@@ -3993,6 +4773,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_MITE",
@@ -4011,6 +4795,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_Fetch_UpC",
@@ -4029,6 +4817,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Coverage",
@@ -4048,6 +4840,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c)",
         ops: &[Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"],
+        threshold: &[Op::Event(0), Op::Num(0.7), Op::Lt, Op::Event(1), Op::Num(6.0), Op::Div, Op::Num(0.35), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 6 > 0.35)",
     },
     MetricInfo {
         name: "Info_Frontend_Unknown_Branch_Cost",
@@ -4066,6 +4862,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Switch_Cost",
@@ -4084,6 +4884,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_TBpC",
@@ -4102,6 +4906,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_ICache_Miss_Latency",
@@ -4120,6 +4928,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_IpDSB_Miss_Ret",
@@ -4138,6 +4950,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Frontend_IpDSB_Miss_Ret"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Frontend_IpDSB_Miss_Ret < 50",
     },
     MetricInfo {
         name: "Info_Frontend_IpUnknown_Branch",
@@ -4156,6 +4972,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code",
@@ -4174,6 +4994,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code_All",
@@ -4192,6 +5016,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Misses",
@@ -4232,6 +5060,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (b + c + d + e) - f / g) * (h / i) / (j / i + k / i + (l / i + m / i) + 3 * n / (o / p) / i + q / i + h / i) + max(0, b / (b + c + d + e) - f / g - (a / (b + c + d + e) - f / g)) * ((r - s) / (t if HYPERTHREADING_ON else i) / 2) / ((r - s) / (t if HYPERTHREADING_ON else i) / 2 + (u - v) / (t if HYPERTHREADING_ON else i) / 2 + max(w, x / (o / p)) / (t if HYPERTHREADING_ON else i) / 2.4))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(7), Op::Event(8), Op::Div, Op::Mul, Op::Event(9), Op::Event(8), Op::Div, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Event(11), Op::Event(8), Op::Div, Op::Event(12), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(13), Op::Mul, Op::Event(14), Op::Event(15), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Event(7), Op::Event(8), Op::Div, Op::Add, Op::Div, Op::Num(0.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Event(17), Op::Event(18), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul, Op::Event(17), Op::Event(18), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(20), Op::Event(21), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Event(22), Op::Event(23), Op::Event(14), Op::Event(15), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Misses"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Misses > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Bandwidth",
@@ -4265,6 +5097,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)) / (g / (a + b + c + d) - e / f + max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + max(n, o / (p / q)) / (j if HYPERTHREADING_ON else k) / 2.4)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Add, Op::Div, Op::Mul, Op::Event(7), Op::Event(8), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(11), Op::Event(12), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(7), Op::Event(8), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Event(13), Op::Event(14), Op::Event(15), Op::Event(16), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Bandwidth > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_IC_Misses",
@@ -4298,6 +5134,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (b + c + d + e) - f / g) * (h / i) / (h / i + j / i + (k / i + l / i) + 3 * m / (n / o) / i + p / i + q / i))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(7), Op::Event(8), Op::Div, Op::Mul, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Event(8), Op::Div, Op::Add, Op::Event(10), Op::Event(8), Op::Div, Op::Event(11), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(12), Op::Mul, Op::Event(13), Op::Event(14), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(15), Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_IC_Misses"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_IC_Misses > 5",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMispredict",
@@ -4316,6 +5156,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMispredict"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMispredict < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Cond_Ntaken",
@@ -4334,6 +5178,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Cond_Ntaken"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Cond_Taken",
@@ -4352,6 +5200,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Cond_Taken"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Cond_Taken < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Ret",
@@ -4370,6 +5222,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Ret"],
+        threshold: &[Op::Event(0), Op::Num(500.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Ret < 500",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Indirect",
@@ -4388,6 +5244,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Indirect"],
+        threshold: &[Op::Event(0), Op::Num(1000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Indirect < 1000",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Branch_Misprediction_Cost",
@@ -4426,6 +5286,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)) * b / 6 / h / 100",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Event(9), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(3), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(6), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Event(5), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(1), Op::Mul, Op::Num(6.0), Op::Div, Op::Event(7), Op::Div, Op::Num(100.0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Spec_Clears_Ratio",
@@ -4445,6 +5309,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_NT",
@@ -4463,6 +5331,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_TK",
@@ -4481,6 +5353,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_CallRet",
@@ -4500,6 +5376,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) / c",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Jump",
@@ -4520,6 +5400,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a - b - 2 * c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Sub, Op::Num(2.0), Op::Event(2), Op::Mul, Op::Sub, Op::Event(3), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Other_Branches",
@@ -4542,6 +5426,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Event(3), Op::Event(4), Op::Add, Op::Event(1), Op::Div, Op::Add, Op::Event(5), Op::Event(2), Op::Sub, Op::Num(2.0), Op::Event(3), Op::Mul, Op::Sub, Op::Event(1), Op::Div, Op::Add, Op::Sub],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Load_Miss_Real_Latency",
@@ -4560,6 +5448,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_MLP",
@@ -4578,6 +5470,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI",
@@ -4596,6 +5492,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI",
@@ -4614,6 +5514,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3MPKI",
@@ -4632,6 +5536,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_FB_HPKI",
@@ -4650,6 +5558,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI_Load",
@@ -4668,6 +5580,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_All",
@@ -4686,6 +5602,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_Load",
@@ -4704,6 +5624,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_RFO",
@@ -4722,6 +5646,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_All",
@@ -4741,6 +5669,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * (a - b) / c",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_Load",
@@ -4759,6 +5691,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1D_Cache_Fill_BW",
@@ -4776,6 +5712,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2_Cache_Fill_BW",
@@ -4793,6 +5733,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Fill_BW",
@@ -4810,6 +5754,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Access_BW",
@@ -4827,6 +5775,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Page_Walks_Utilization",
@@ -4848,6 +5800,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / (4 * (d if HYPERTHREADING_ON else e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Event(4), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &["Info_Memory_TLB_Page_Walks_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_TLB_Page_Walks_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Code_STLB_MPKI",
@@ -4866,6 +5822,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Load_STLB_MPKI",
@@ -4884,6 +5844,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Store_STLB_MPKI",
@@ -4902,6 +5866,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L1D_Cache_Fill_BW_2T",
@@ -4919,6 +5887,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Cache_Fill_BW_2T",
@@ -4936,6 +5908,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Fill_BW_2T",
@@ -4953,6 +5929,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Access_BW_2T",
@@ -4970,6 +5950,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_Silent_PKI",
@@ -4988,6 +5972,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_NonSilent_PKI",
@@ -5006,6 +5994,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Prefetches_Useless_HWPF",
@@ -5025,6 +6017,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Memory_Prefetches_Useless_HWPF"],
+        threshold: &[Op::Event(0), Op::Num(0.15), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_Prefetches_Useless_HWPF > 0.15",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_Miss_Latency",
@@ -5043,6 +6039,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L3_Miss_Latency",
@@ -5061,6 +6061,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_MLP",
@@ -5079,6 +6083,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Data_L2_MLP",
@@ -5097,6 +6105,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_Read_Any_PKI",
@@ -5115,6 +6127,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_Read_L3M_PKI",
@@ -5133,6 +6149,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_MWrite_Any_PKI",
@@ -5151,6 +6171,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_UC_Load_PKI",
@@ -5169,6 +6193,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Bus_Lock_PKI",
@@ -5187,6 +6215,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_GFLOPs",
@@ -5208,6 +6240,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(1 * a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Mul, Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_C0_Wait",
@@ -5226,6 +6262,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_C0_Wait"],
+        threshold: &[Op::Event(0), Op::Num(0.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_C0_Wait > 0.05",
     },
     MetricInfo {
         name: "Info_System_DRAM_BW_Use",
@@ -5246,6 +6286,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b + c + d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Read_BW",
@@ -5263,6 +6307,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Write_BW",
@@ -5281,6 +6329,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_UPI_Data_Transmit_BW",
@@ -5298,6 +6350,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 9 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(9.0), Op::Div, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Time",
@@ -5314,6 +6370,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "DURATIONTIMEINMILLISECONDS / 1000",
         ops: &[Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div],
+        threshold_metrics: &["Info_System_Time"],
+        threshold: &[Op::Event(0), Op::Num(1.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Time < 1",
     },
     MetricInfo {
         name: "Info_System_MUX",
@@ -5332,6 +6392,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_MUX"],
+        threshold: &[Op::Event(0), Op::Num(1.1), Op::Gt, Op::Event(0), Op::Num(0.9), Op::Lt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)",
     },
     MetricInfo {
         name: "Info_System_SMT_2T_Utilization",
@@ -5350,6 +6414,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - a / b if HYPERTHREADING_ON else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Sub, Op::Num(0.0), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_Offcore_BW",
@@ -5367,6 +6435,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_L3M_BW",
@@ -5384,6 +6456,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_DRAM_BW",
@@ -5401,5 +6477,9 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
 ];

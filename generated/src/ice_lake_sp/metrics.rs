@@ -23,6 +23,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "cpi",
@@ -41,6 +45,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "loads_per_instr",
@@ -59,6 +67,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "stores_per_instr",
@@ -77,6 +89,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_mpi",
@@ -95,6 +111,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_demand_data_read_hits_per_instr",
@@ -113,6 +133,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1_i_code_read_misses_with_prefetches_per_instr",
@@ -131,6 +155,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_hits_per_instr",
@@ -149,6 +177,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_mpi",
@@ -167,6 +199,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_mpi",
@@ -185,6 +221,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_code_mpi",
@@ -203,6 +243,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_data_read_mpi_demand_plus_prefetch",
@@ -223,6 +267,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_code_read_mpi_demand_plus_prefetch",
@@ -242,6 +290,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(b + c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency",
@@ -261,6 +313,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency_for_local_requests",
@@ -280,6 +336,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency_for_remote_requests",
@@ -299,6 +359,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_to_pmem_latency",
@@ -318,6 +382,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_to_dram_latency",
@@ -337,6 +405,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_2nd_level_mpi",
@@ -355,6 +427,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_2nd_level_large_page_mpi",
@@ -373,6 +449,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_load_mpi",
@@ -391,6 +471,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_2mb_large_page_load_mpi",
@@ -409,6 +493,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_store_mpi",
@@ -427,6 +515,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_reads_addressed_to_local_dram",
@@ -447,6 +539,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a + b) / (a + b + c + d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_reads_addressed_to_remote_dram",
@@ -467,6 +563,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c + d) / (a + b + c + d)",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(3), Op::Add, Op::Mul, Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "uncore_frequency",
@@ -484,6 +584,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_transmit_bw",
@@ -501,6 +605,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_read",
@@ -518,6 +626,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_write",
@@ -535,6 +647,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_total",
@@ -553,6 +669,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_extra_write_bw_due_to_directory_updates",
@@ -572,6 +692,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_read",
@@ -589,6 +713,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_write",
@@ -606,6 +734,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_total",
@@ -624,6 +756,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read",
@@ -642,6 +778,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write",
@@ -662,6 +802,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_read_l3_miss",
@@ -680,6 +824,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * a / b",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_partial_write_l3_miss",
@@ -700,6 +848,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((b + d) / (a + c))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(3), Op::Add, Op::Event(0), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_full_write_l3_miss",
@@ -718,6 +870,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / a)",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_decoded_icache",
@@ -738,6 +894,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_legacy_decode_pipeline",
@@ -758,6 +918,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_microcode_sequencer",
@@ -778,6 +942,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_local",
@@ -795,6 +963,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_remote",
@@ -812,6 +984,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_local",
@@ -830,6 +1006,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_remote",
@@ -848,6 +1028,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_read",
@@ -865,6 +1049,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_write",
@@ -882,6 +1070,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_read",
@@ -899,6 +1091,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_write",
@@ -916,6 +1112,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_receive_bw",
@@ -933,6 +1133,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_l3_miss",
@@ -950,6 +1154,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_l3_miss",
@@ -968,6 +1176,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Bottleneck_Mispredictions",
@@ -1005,6 +1217,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul, Op::Event(4), Op::Event(4), Op::Event(5), Op::Add, Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Div, Op::Sub, Op::Event(9), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Num(5.0), Op::Event(11), Op::Mul, Op::Event(3), Op::Div, Op::Add, Op::Add, Op::Event(8), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Num(1.0), Op::Event(4), Op::Event(11), Op::Event(5), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(4), Op::Event(4), Op::Event(5), Op::Add, Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Div, Op::Sub, Op::Event(9), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Num(5.0), Op::Event(11), Op::Mul, Op::Event(3), Op::Div, Op::Add, Op::Add, Op::Event(8), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Event(4), Op::Event(4), Op::Event(5), Op::Add, Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Div, Op::Sub, Op::Event(9), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Num(5.0), Op::Event(11), Op::Mul, Op::Event(3), Op::Div, Op::Add, Op::Add, Op::Event(8), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Num(5.0), Op::Event(12), Op::Mul, Op::Event(10), Op::Sub, Op::Event(3), Op::Div, Op::Event(4), Op::Event(4), Op::Event(5), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Event(14), Op::Div, Op::Mul, Op::Event(15), Op::Event(14), Op::Div, Op::Event(16), Op::Event(14), Op::Div, Op::Add, Op::Event(13), Op::Event(14), Op::Div, Op::Num(10.0), Op::Event(17), Op::Mul, Op::Event(14), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(18), Op::Mul, Op::Event(14), Op::Div, Op::Add, Op::Event(19), Op::Event(14), Op::Div, Op::Add, Op::Event(20), Op::Event(14), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Mispredictions"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Mispredictions > 20",
     },
     MetricInfo {
         name: "Bottleneck_Big_Code",
@@ -1032,6 +1248,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((5 * a - b) / c) * (d / e + f / e + 10 * g / e) / (f / e + d / e + (h / e + 10 * g / e) + 3 * i / e + j / e + k / e)",
         ops: &[Op::Num(100.0), Op::Num(5.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Event(4), Op::Div, Op::Add, Op::Num(10.0), Op::Event(6), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Mul, Op::Event(5), Op::Event(4), Op::Div, Op::Event(3), Op::Event(4), Op::Div, Op::Add, Op::Event(7), Op::Event(4), Op::Div, Op::Num(10.0), Op::Event(6), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(8), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Event(9), Op::Event(4), Op::Div, Op::Add, Op::Event(10), Op::Event(4), Op::Div, Op::Add, Op::Div],
+        threshold_metrics: &["Bottleneck_Big_Code"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Big_Code > 20",
     },
     MetricInfo {
         name: "Bottleneck_Instruction_Fetch_BW",
@@ -1075,6 +1295,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0))) * ((5 * m - e) / f) * (j / (j + k) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) - g / h * i / f / (g / h * i / f + c / (a + b + c + d) * (v - w) / x - g / h * i / f + g / h * i / f) * (34 * y / f / (g / h * i / f)) * ((5 * m - e) / f * (3 * s / o + (n / o + 10 * r / o) * ((1 - j / (j + k)) * n / o + 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0)) * (j / (j + k) * n / o)) / (j / (j + k) * n / o + (1 - j / (j + k)) * n / o + 10 * r / o)) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) + z / (a_a if HYPERTHREADING_ON else o) / 3.3)) - 100 * ((5 * m - e) / f) * (q / o + p / o + 10 * r / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Num(1.0), Op::Num(10.0), Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Mul, Op::Event(6), Op::Div, Op::Mul, Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(5.0), Op::Event(12), Op::Mul, Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(3), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Num(1.0), Op::Event(10), Op::Event(12), Op::Event(11), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(5.0), Op::Event(12), Op::Mul, Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(3), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Div, Op::Sub, Op::Num(5.0), Op::Event(13), Op::Mul, Op::Event(5), Op::Sub, Op::Event(6), Op::Div, Op::Mul, Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Event(14), Op::Mul, Op::Event(15), Op::Div, Op::Mul, Op::Event(16), Op::Event(15), Op::Div, Op::Event(17), Op::Event(15), Op::Div, Op::Add, Op::Event(14), Op::Event(15), Op::Div, Op::Num(10.0), Op::Event(18), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(19), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Event(20), Op::Event(15), Op::Div, Op::Add, Op::Event(21), Op::Event(15), Op::Div, Op::Add, Op::Div, Op::Sub, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Mul, Op::Event(6), Op::Div, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Mul, Op::Event(6), Op::Div, Op::Event(3), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(22), Op::Event(23), Op::Sub, Op::Mul, Op::Event(24), Op::Div, Op::Add, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Mul, Op::Event(6), Op::Div, Op::Sub, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Mul, Op::Event(6), Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(25), Op::Mul, Op::Event(6), Op::Div, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Mul, Op::Event(6), Op::Div, Op::Div, Op::Mul, Op::Num(5.0), Op::Event(13), Op::Mul, Op::Event(5), Op::Sub, Op::Event(6), Op::Div, Op::Num(3.0), Op::Event(19), Op::Mul, Op::Event(15), Op::Div, Op::Event(14), Op::Event(15), Op::Div, Op::Num(10.0), Op::Event(18), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Num(1.0), Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Sub, Op::Event(14), Op::Mul, Op::Event(15), Op::Div, Op::Num(10.0), Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Mul, Op::Event(6), Op::Div, Op::Mul, Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(5.0), Op::Event(12), Op::Mul, Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(3), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Num(1.0), Op::Event(10), Op::Event(12), Op::Event(11), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(5.0), Op::Event(12), Op::Mul, Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(3), Op::Event(0), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Div, Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Event(14), Op::Mul, Op::Event(15), Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Event(14), Op::Mul, Op::Event(15), Op::Div, Op::Num(1.0), Op::Event(10), Op::Event(10), Op::Event(11), Op::Add, Op::Div, Op::Sub, Op::Event(14), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Num(10.0), Op::Event(18), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(16), Op::Event(15), Op::Div, Op::Event(17), Op::Event(15), Op::Div, Op::Add, Op::Event(14), Op::Event(15), Op::Div, Op::Num(10.0), Op::Event(18), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(19), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Event(20), Op::Event(15), Op::Div, Op::Add, Op::Event(21), Op::Event(15), Op::Div, Op::Add, Op::Div, Op::Event(26), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(15), Op::Select, Op::Div, Op::Num(3.3), Op::Div, Op::Add, Op::Mul, Op::Sub, Op::Mul, Op::Num(100.0), Op::Num(5.0), Op::Event(13), Op::Mul, Op::Event(5), Op::Sub, Op::Event(6), Op::Div, Op::Mul, Op::Event(17), Op::Event(15), Op::Div, Op::Event(16), Op::Event(15), Op::Div, Op::Add, Op::Num(10.0), Op::Event(18), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Mul, Op::Event(16), Op::Event(15), Op::Div, Op::Event(17), Op::Event(15), Op::Div, Op::Add, Op::Event(14), Op::Event(15), Op::Div, Op::Num(10.0), Op::Event(18), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(19), Op::Mul, Op::Event(15), Op::Div, Op::Add, Op::Event(20), Op::Event(15), Op::Div, Op::Add, Op::Event(21), Op::Event(15), Op::Div, Op::Add, Op::Div, Op::Sub],
+        threshold_metrics: &["Bottleneck_Instruction_Fetch_BW"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Instruction_Fetch_BW > 20",
     },
     MetricInfo {
         name: "Bottleneck_Branching_Overhead",
@@ -1095,6 +1319,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b + c) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Bottleneck_Branching_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Branching_Overhead > 5",
     },
     MetricInfo {
         name: "Bottleneck_Useful_Work",
@@ -1126,6 +1354,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / j * k / h / (i / j * k / h + a / (b + c + a + d) * (l - m) / n - i / j * k / h + i / j * k / h) * (34 * o / h / (i / j * k / h)) * (i / j * k / h + a / (b + c + a + d) * (l - m) / n))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(6), Op::Add, Op::Event(7), Op::Div, Op::Sub, Op::Event(8), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Event(8), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(11), Op::Event(12), Op::Sub, Op::Mul, Op::Event(13), Op::Div, Op::Add, Op::Event(8), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Sub, Op::Event(8), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(14), Op::Mul, Op::Event(7), Op::Div, Op::Event(8), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Div, Op::Mul, Op::Event(8), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(11), Op::Event(12), Op::Sub, Op::Mul, Op::Event(13), Op::Div, Op::Add, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Bottleneck_Useful_Work"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Useful_Work > 20",
     },
     MetricInfo {
         name: "Frontend_Bound",
@@ -1148,6 +1380,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d) - e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Frontend_Bound > 15",
     },
     MetricInfo {
         name: "Fetch_Latency",
@@ -1167,6 +1403,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((5 * a - b) / c)",
         ops: &[Op::Num(100.0), Op::Num(5.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fetch_Latency > 10, Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ICache_Misses",
@@ -1185,6 +1425,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_L2_Hit",
@@ -1204,6 +1448,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_L2_Miss",
@@ -1222,6 +1470,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ITLB_Misses",
@@ -1240,6 +1492,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Hit",
@@ -1259,6 +1515,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss",
@@ -1277,6 +1537,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_4K",
@@ -1297,6 +1561,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_2M",
@@ -1317,6 +1585,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Branch_Resteers",
@@ -1336,6 +1608,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + 10 * c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Num(10.0), Op::Event(2), Op::Mul, Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Mispredicts_Resteers",
@@ -1356,6 +1632,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * c / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Clears_Resteers",
@@ -1376,6 +1656,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (a + b)) * c / d)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Sub, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Unknown_Branches",
@@ -1394,6 +1678,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (10 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(10.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "MS_Switches",
@@ -1412,6 +1700,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (3 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(3.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["MS_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "LCP",
@@ -1430,6 +1722,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["LCP", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "DSB_Switches",
@@ -1448,6 +1744,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Fetch_Bandwidth",
@@ -1471,6 +1771,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(4), Op::Sub, Op::Event(5), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Fetch_Bandwidth > 20",
     },
     MetricInfo {
         name: "MITE",
@@ -1491,6 +1795,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MITE > 10, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Decoder0_Alone",
@@ -1511,6 +1819,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["Decoder0_Alone", "MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "MITE_4wide",
@@ -1530,6 +1842,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["MITE_4wide", "MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(MITE_4wide > 5, MITE > 10), Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "DSB",
@@ -1550,6 +1866,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(DSB > 15, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "MS",
@@ -1569,6 +1889,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) / 3.3)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Num(3.3), Op::Div, Op::Mul],
+        threshold_metrics: &["MS", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MS > 5, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Bad_Speculation",
@@ -1592,6 +1916,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(5), Op::Div, Op::Add, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bad_Speculation > 15",
     },
     MetricInfo {
         name: "Branch_Mispredicts",
@@ -1617,6 +1945,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Num(1.0), Op::Event(2), Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Event(7), Op::Div, Op::Sub, Op::Event(5), Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Num(5.0), Op::Event(8), Op::Mul, Op::Event(7), Op::Div, Op::Add, Op::Add, Op::Event(4), Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Mul],
+        threshold_metrics: &["Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Branch_Mispredicts > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Mispredicts",
@@ -1642,6 +1974,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0) * (1 - a / (i - b)), 0.0001)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Num(1.0), Op::Event(2), Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Event(7), Op::Div, Op::Sub, Op::Event(5), Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Num(5.0), Op::Event(8), Op::Mul, Op::Event(7), Op::Div, Op::Add, Op::Add, Op::Event(4), Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Num(1.0), Op::Event(0), Op::Event(8), Op::Event(1), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Machine_Clears",
@@ -1667,6 +2003,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(5), Op::Div, Op::Add, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(7), Op::Event(7), Op::Event(8), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(5), Op::Div, Op::Add, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Machine_Clears > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Nukes",
@@ -1693,6 +2033,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)) * (1 - j / i), 0.0001)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(5), Op::Div, Op::Add, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(7), Op::Event(7), Op::Event(8), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(5), Op::Div, Op::Add, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(9), Op::Event(8), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Nukes", "Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Backend_Bound",
@@ -1715,6 +2059,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + a) + 5 * e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Num(5.0), Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Backend_Bound > 20",
     },
     MetricInfo {
         name: "Memory_Bound",
@@ -1742,6 +2090,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c + (d + e / (f + g + e + h) * i) + b) * (h / (f + g + e + h) + 5 * j / k))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Event(5), Op::Event(6), Op::Add, Op::Event(4), Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Add, Op::Div, Op::Event(7), Op::Event(5), Op::Event(6), Op::Add, Op::Event(4), Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(5.0), Op::Event(9), Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Mul, Op::Mul],
+        threshold_metrics: &["Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Bound > 20, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Bound",
@@ -1761,6 +2113,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c, 0)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Load",
@@ -1782,6 +2138,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(7 * a + b, max(c - d, 0)) / e)",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Hit",
@@ -1803,6 +2163,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Event(1), Op::Event(4), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss",
@@ -1821,6 +2185,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_4K",
@@ -1842,6 +2210,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_2M",
@@ -1863,6 +2235,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_1G",
@@ -1884,6 +2260,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + e + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Fwd_Blk",
@@ -1902,6 +2282,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Latency_Dependency",
@@ -1924,6 +2308,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)",
         ops: &[Op::Num(100.0), Op::Num(2.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Sub, Op::Mul, Op::Num(20.0), Op::Mul, Op::Num(100.0), Op::Div, Op::Event(3), Op::Event(4), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Lock_Latency",
@@ -1946,6 +2334,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((16 * max(0, a - b) + a / c * (10 * d + min(e, f))) / e)",
         ops: &[Op::Num(100.0), Op::Num(16.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Max, Op::Mul, Op::Event(0), Op::Event(2), Op::Div, Op::Num(10.0), Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Min, Op::Add, Op::Mul, Op::Add, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Loads",
@@ -1967,6 +2359,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Loads"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Split_Loads > 30",
     },
     MetricInfo {
         name: "4K_Aliasing",
@@ -1985,6 +2381,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FB_Full",
@@ -2003,6 +2403,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FB_Full"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FB_Full > 30",
     },
     MetricInfo {
         name: "L2_Bound",
@@ -2026,6 +2430,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Event(6), Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["L2_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Bound",
@@ -2045,6 +2453,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "SQ_Full",
@@ -2063,6 +2475,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Miss_Bound",
@@ -2087,6 +2503,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Event(1), Op::Div, Op::Add, Op::Event(4), Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Div, Op::Add, Op::Mul, Op::Event(4), Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Div, Op::Add, Op::Mul, Op::Event(7), Op::Add, Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Event(1), Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Bandwidth",
@@ -2105,6 +2525,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Latency",
@@ -2124,6 +2548,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Event(0), Op::Event(2), Op::Min, Op::Event(0), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Bound",
@@ -2142,6 +2570,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Latency",
@@ -2163,6 +2595,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(10.0), Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Min, Op::Mul, Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Stores",
@@ -2182,6 +2618,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Streaming_Stores",
@@ -2200,6 +2640,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (9 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Store",
@@ -2220,6 +2664,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Hit",
@@ -2240,6 +2688,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Event(1), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss",
@@ -2259,6 +2711,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_4K",
@@ -2281,6 +2737,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_2M",
@@ -2303,6 +2763,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(3), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_1G",
@@ -2325,6 +2789,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Core_Bound",
@@ -2352,6 +2820,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + d + a) + 5 * e / f - (g + h) / (i + (j + d / (b + c + d + a) * k) + h) * (a / (b + c + d + a) + 5 * e / f))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Num(5.0), Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Add, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(10), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Num(5.0), Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Add, Op::Mul, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Core_Bound > 10, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Divider",
@@ -2370,6 +2842,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "FP_Divider",
@@ -2388,6 +2864,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "INT_Divider",
@@ -2407,6 +2887,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Serializing_Operation",
@@ -2425,6 +2909,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Slow_Pause",
@@ -2443,6 +2931,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (37 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(37.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Mixing_Vectors",
@@ -2461,6 +2953,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Mixing_Vectors"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Mixing_Vectors > 5",
     },
     MetricInfo {
         name: "Ports_Utilized_1",
@@ -2479,6 +2975,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Ports_Utilized_2",
@@ -2497,6 +2997,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Ports_Utilized_3m",
@@ -2515,6 +3019,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "ALU_Op_Utilization",
@@ -2537,6 +3045,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (4 * (e if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["ALU_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "ALU_Op_Utilization > 40",
     },
     MetricInfo {
         name: "Port_0",
@@ -2556,6 +3068,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_0"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_0 > 60",
     },
     MetricInfo {
         name: "Port_1",
@@ -2575,6 +3091,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_1"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_1 > 60",
     },
     MetricInfo {
         name: "Port_5",
@@ -2594,6 +3114,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_5"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_5 > 60",
     },
     MetricInfo {
         name: "Port_6",
@@ -2613,6 +3137,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_6"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_6 > 60",
     },
     MetricInfo {
         name: "Load_Op_Utilization",
@@ -2632,6 +3160,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (2 * (b if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Load_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Store_Op_Utilization",
@@ -2652,6 +3184,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Store_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Retiring",
@@ -2672,6 +3208,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Retiring", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(70.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Retiring > 70, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Light_Operations",
@@ -2699,6 +3239,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Light_Operations > 60",
     },
     MetricInfo {
         name: "FP_Arith",
@@ -2724,6 +3268,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) * e / f + g / (a / (b + c + a + d) * h) + i / (a / (b + c + a + d) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Event(6), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Add, Op::Event(8), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(FP_Arith > 20, Light_Operations > 60)",
     },
     MetricInfo {
         name: "X87_Use",
@@ -2746,6 +3294,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) * e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["X87_Use", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Scalar",
@@ -2768,6 +3320,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / (c + d + b + e) * f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Event(3), Op::Add, Op::Event(1), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Scalar", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector",
@@ -2790,6 +3346,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / (c + d + b + e) * f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Event(3), Op::Add, Op::Event(1), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_128b",
@@ -2813,6 +3373,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_256b",
@@ -2836,6 +3400,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_512b",
@@ -2859,6 +3427,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Memory_Operations",
@@ -2888,6 +3460,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / m)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Sub, Op::Max, Op::Event(11), Op::Mul, Op::Event(12), Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Branch_Instructions",
@@ -2916,6 +3492,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Sub, Op::Max, Op::Event(11), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Branch_Instructions", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Branch_Instructions > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Other_Light_Ops",
@@ -2950,6 +3530,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) - (a / (b + c + a + d) * l / m + n / (a / (b + c + a + d) * h) + o / (a / (b + c + a + d) * h) + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * p / q + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * r / (a / (b + c + a + d) * h)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Sub, Op::Max, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Event(12), Op::Div, Op::Event(13), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Add, Op::Event(14), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Sub, Op::Max, Op::Event(15), Op::Mul, Op::Event(16), Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Sub, Op::Max, Op::Event(17), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Add, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Other_Light_Ops > 30, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Nop_Instructions",
@@ -2978,6 +3562,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Event(7), Op::Div, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Sub, Op::Max, Op::Event(11), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Nop_Instructions", "Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(30.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Heavy_Operations",
@@ -3005,6 +3593,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Event(4), Op::Event(5), Op::Event(6), Op::Add, Op::Event(4), Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Heavy_Operations > 10",
     },
     MetricInfo {
         name: "Few_Uops_Instructions",
@@ -3032,6 +3624,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k - a / b * c / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Event(4), Op::Event(5), Op::Event(6), Op::Add, Op::Event(4), Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Event(8), Op::Event(9), Op::Sub, Op::Mul, Op::Event(10), Op::Div, Op::Add, Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Few_Uops_Instructions", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Microcode_Sequencer",
@@ -3052,6 +3648,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Microcode_Sequencer > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Assists",
@@ -3070,6 +3670,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (34 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(34.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Assists", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "FP_Assists",
@@ -3088,6 +3692,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (34 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(34.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FP_Assists > 10",
     },
     MetricInfo {
         name: "CISC",
@@ -3109,6 +3717,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b * c / d - 34 * e / d)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Num(34.0), Op::Event(4), Op::Mul, Op::Event(3), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["CISC", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Info_Thread_IPC",
@@ -3127,6 +3739,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_UopPI",
@@ -3149,6 +3765,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &["Info_Thread_UopPI"],
+        threshold: &[Op::Event(0), Op::Num(1.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UopPI > 1.05",
     },
     MetricInfo {
         name: "Info_Thread_UpTB",
@@ -3171,6 +3791,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &["Info_Thread_UpTB"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Num(1.5), Op::Mul, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UpTB < 5 * 1.5",
     },
     MetricInfo {
         name: "Info_Thread_CPI",
@@ -3189,6 +3813,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_CLKS",
@@ -3206,6 +3834,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_SLOTS",
@@ -3223,6 +3855,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_Execute_per_Issue",
@@ -3241,6 +3877,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CoreIPC",
@@ -3260,6 +3900,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FLOPc",
@@ -3283,6 +3927,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)",
         ops: &[Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(4), Op::Mul, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Event(6), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FP_Arith_Utilization",
@@ -3303,6 +3951,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) / (2 * (c if HYPERTHREADING_ON else d))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_ILP",
@@ -3321,6 +3973,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_EPC",
@@ -3339,6 +3995,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CORE_CLKS",
@@ -3357,6 +4017,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a if HYPERTHREADING_ON else b",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Event(1), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpLoad",
@@ -3375,6 +4039,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpLoad"],
+        threshold: &[Op::Event(0), Op::Num(3.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpLoad < 3",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpStore",
@@ -3393,6 +4061,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpStore"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpStore < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpBranch",
@@ -3411,6 +4083,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpBranch"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpBranch < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpCall",
@@ -3429,6 +4105,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpCall"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpCall < 200",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpTB",
@@ -3447,6 +4127,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpTB"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Num(2.0), Op::Mul, Op::Num(1.0), Op::Add, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpTB < 5 * 2 + 1",
     },
     MetricInfo {
         name: "Info_Inst_Mix_BpTkBranch",
@@ -3465,6 +4149,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpFLOP",
@@ -3487,6 +4175,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + 2 * c + 4 * d + 8 * e + 16 * f)",
         ops: &[Op::Event(0), Op::Event(1), Op::Num(2.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(5), Op::Mul, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpFLOP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpFLOP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith",
@@ -3506,6 +4198,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_SP",
@@ -3524,6 +4220,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_SP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_SP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_DP",
@@ -3542,6 +4242,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_DP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_DP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX128",
@@ -3561,6 +4265,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX128"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX128 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX256",
@@ -3580,6 +4288,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX256"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX256 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX512",
@@ -3599,6 +4311,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX512"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX512 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpPause",
@@ -3617,6 +4333,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpSWPF",
@@ -3635,6 +4355,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpSWPF"],
+        threshold: &[Op::Event(0), Op::Num(100.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpSWPF < 100",
     },
     MetricInfo {
         name: "Info_Inst_Mix_Instructions",
@@ -3652,6 +4376,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Retire",
@@ -3674,6 +4402,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_IpAssist",
@@ -3692,6 +4424,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Pipeline_IpAssist"],
+        threshold: &[Op::Event(0), Op::Num(100000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_IpAssist < 100000",
     },
     MetricInfo {
         name: "Info_Pipeline_Execute",
@@ -3711,6 +4447,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_DSB",
@@ -3729,6 +4469,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_MITE",
@@ -3747,6 +4491,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_MS",
@@ -3765,6 +4513,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_Fetch_UpC",
@@ -3783,6 +4535,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Coverage",
@@ -3802,6 +4558,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c)",
         ops: &[Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"],
+        threshold: &[Op::Event(0), Op::Num(0.7), Op::Lt, Op::Event(1), Op::Num(5.0), Op::Div, Op::Num(0.35), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 5 > 0.35)",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Switch_Cost",
@@ -3820,6 +4580,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_TBpC",
@@ -3838,6 +4602,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_ICache_Miss_Latency",
@@ -3856,6 +4624,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_IpDSB_Miss_Ret",
@@ -3874,6 +4646,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Frontend_IpDSB_Miss_Ret"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Frontend_IpDSB_Miss_Ret < 50",
     },
     MetricInfo {
         name: "Info_Frontend_IpUnknown_Branch",
@@ -3892,6 +4668,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code",
@@ -3910,6 +4690,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code_All",
@@ -3928,6 +4712,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Misses",
@@ -3965,6 +4753,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((5 * a - b) / c * (d / e) / (f / e + g / e + (h / e + 10 * i / e) + 3 * j / e + k / e + d / e) + max(0, l / (l + m + n + o) - b / c - (5 * a - b) / c) * ((p - q) / (r if HYPERTHREADING_ON else e) / 2) / ((p - q) / (r if HYPERTHREADING_ON else e) / 2 + (s - t) / (r if HYPERTHREADING_ON else e) / 2 + u / (r if HYPERTHREADING_ON else e) / 3.3))",
         ops: &[Op::Num(100.0), Op::Num(5.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Event(3), Op::Event(4), Op::Div, Op::Mul, Op::Event(5), Op::Event(4), Op::Div, Op::Event(6), Op::Event(4), Op::Div, Op::Add, Op::Event(7), Op::Event(4), Op::Div, Op::Num(10.0), Op::Event(8), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(9), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Event(10), Op::Event(4), Op::Div, Op::Add, Op::Event(3), Op::Event(4), Op::Div, Op::Add, Op::Div, Op::Num(0.0), Op::Event(11), Op::Event(11), Op::Event(12), Op::Add, Op::Event(13), Op::Add, Op::Event(14), Op::Add, Op::Div, Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Num(5.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Sub, Op::Max, Op::Event(15), Op::Event(16), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(17), Op::Event(4), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul, Op::Event(15), Op::Event(16), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(17), Op::Event(4), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(18), Op::Event(19), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(17), Op::Event(4), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Event(20), Op::Const(Constant::HyperthreadingOn), Op::Event(17), Op::Event(4), Op::Select, Op::Div, Op::Num(3.3), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Misses"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Misses > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Bandwidth",
@@ -3995,6 +4787,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f) / ((5 * g - e) / f + max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + n / (j if HYPERTHREADING_ON else k) / 3.3)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(4), Op::Sub, Op::Event(5), Op::Div, Op::Sub, Op::Max, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(4), Op::Sub, Op::Event(5), Op::Div, Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(5.0), Op::Event(6), Op::Mul, Op::Event(4), Op::Sub, Op::Event(5), Op::Div, Op::Sub, Op::Max, Op::Add, Op::Div, Op::Mul, Op::Event(7), Op::Event(8), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(11), Op::Event(12), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(7), Op::Event(8), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Event(13), Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(3.3), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Bandwidth > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_IC_Misses",
@@ -4022,6 +4818,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((5 * a - b) / c * (d / e) / (d / e + f / e + (g / e + 10 * h / e) + 3 * i / e + j / e + k / e))",
         ops: &[Op::Num(100.0), Op::Num(5.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Event(3), Op::Event(4), Op::Div, Op::Mul, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Event(4), Op::Div, Op::Add, Op::Event(6), Op::Event(4), Op::Div, Op::Num(10.0), Op::Event(7), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(8), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Event(9), Op::Event(4), Op::Div, Op::Add, Op::Event(10), Op::Event(4), Op::Div, Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_IC_Misses"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_IC_Misses > 5",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMispredict",
@@ -4040,6 +4840,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMispredict"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMispredict < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Cond_Ntaken",
@@ -4058,6 +4862,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Cond_Ntaken"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Cond_Taken",
@@ -4076,6 +4884,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Cond_Taken"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Cond_Taken < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Ret",
@@ -4094,6 +4906,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Ret"],
+        threshold: &[Op::Event(0), Op::Num(500.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Ret < 500",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Indirect",
@@ -4112,6 +4928,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Indirect"],
+        threshold: &[Op::Event(0), Op::Num(1000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Indirect < 1000",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Branch_Misprediction_Cost",
@@ -4149,6 +4969,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)) * d / 5 / e / 100",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul, Op::Event(4), Op::Event(4), Op::Event(5), Op::Add, Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Div, Op::Sub, Op::Event(9), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Num(5.0), Op::Event(11), Op::Mul, Op::Event(3), Op::Div, Op::Add, Op::Add, Op::Event(8), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Num(1.0), Op::Event(4), Op::Event(11), Op::Event(5), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(4), Op::Event(4), Op::Event(5), Op::Add, Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Div, Op::Sub, Op::Event(9), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Num(5.0), Op::Event(11), Op::Mul, Op::Event(3), Op::Div, Op::Add, Op::Add, Op::Event(8), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Event(4), Op::Event(4), Op::Event(5), Op::Add, Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Div, Op::Sub, Op::Event(9), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Num(5.0), Op::Event(11), Op::Mul, Op::Event(3), Op::Div, Op::Add, Op::Add, Op::Event(8), Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul, Op::Num(5.0), Op::Event(12), Op::Mul, Op::Event(10), Op::Sub, Op::Event(3), Op::Div, Op::Event(4), Op::Event(4), Op::Event(5), Op::Add, Op::Div, Op::Event(13), Op::Mul, Op::Event(14), Op::Div, Op::Mul, Op::Event(15), Op::Event(14), Op::Div, Op::Event(16), Op::Event(14), Op::Div, Op::Add, Op::Event(13), Op::Event(14), Op::Div, Op::Num(10.0), Op::Event(17), Op::Mul, Op::Event(14), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(18), Op::Mul, Op::Event(14), Op::Div, Op::Add, Op::Event(19), Op::Event(14), Op::Div, Op::Add, Op::Event(20), Op::Event(14), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(3), Op::Mul, Op::Num(5.0), Op::Div, Op::Event(4), Op::Div, Op::Num(100.0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Spec_Clears_Ratio",
@@ -4168,6 +4992,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_NT",
@@ -4186,6 +5014,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_TK",
@@ -4204,6 +5036,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_CallRet",
@@ -4223,6 +5059,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) / c",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Jump",
@@ -4243,6 +5083,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a - b - 2 * c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Sub, Op::Num(2.0), Op::Event(2), Op::Mul, Op::Sub, Op::Event(3), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Other_Branches",
@@ -4265,6 +5109,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Event(3), Op::Event(4), Op::Add, Op::Event(1), Op::Div, Op::Add, Op::Event(5), Op::Event(2), Op::Sub, Op::Num(2.0), Op::Event(3), Op::Mul, Op::Sub, Op::Event(1), Op::Div, Op::Add, Op::Sub],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Load_Miss_Real_Latency",
@@ -4284,6 +5132,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_MLP",
@@ -4302,6 +5154,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI",
@@ -4320,6 +5176,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI",
@@ -4338,6 +5198,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3MPKI",
@@ -4356,6 +5220,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_FB_HPKI",
@@ -4374,6 +5242,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI_Load",
@@ -4392,6 +5264,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_All",
@@ -4413,6 +5289,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * (a - b + c + d) / e",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Mul, Op::Event(4), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_Load",
@@ -4431,6 +5311,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_RFO",
@@ -4449,6 +5333,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_Load",
@@ -4467,6 +5355,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1D_Cache_Fill_BW",
@@ -4484,6 +5376,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2_Cache_Fill_BW",
@@ -4501,6 +5397,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Fill_BW",
@@ -4518,6 +5418,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Access_BW",
@@ -4535,6 +5439,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Page_Walks_Utilization",
@@ -4556,6 +5464,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Event(4), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &["Info_Memory_TLB_Page_Walks_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_TLB_Page_Walks_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Code_STLB_MPKI",
@@ -4574,6 +5486,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Load_STLB_MPKI",
@@ -4592,6 +5508,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Store_STLB_MPKI",
@@ -4610,6 +5530,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L1D_Cache_Fill_BW_2T",
@@ -4627,6 +5551,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Cache_Fill_BW_2T",
@@ -4644,6 +5572,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Fill_BW_2T",
@@ -4661,6 +5593,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Access_BW_2T",
@@ -4678,6 +5614,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_Silent_PKI",
@@ -4696,6 +5636,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_NonSilent_PKI",
@@ -4714,6 +5658,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Prefetches_Useless_HWPF",
@@ -4733,6 +5681,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Memory_Prefetches_Useless_HWPF"],
+        threshold: &[Op::Event(0), Op::Num(0.15), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_Prefetches_Useless_HWPF > 0.15",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_Miss_Latency",
@@ -4751,6 +5703,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_MLP",
@@ -4769,6 +5725,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Data_L2_MLP",
@@ -4787,6 +5747,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_UC_Load_PKI",
@@ -4805,6 +5769,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Bus_Lock_PKI",
@@ -4823,6 +5791,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_GFLOPs",
@@ -4844,6 +5816,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_DRAM_BW_Use",
@@ -4862,6 +5838,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Read_BW",
@@ -4879,6 +5859,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Write_BW",
@@ -4899,6 +5883,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Time",
@@ -4915,6 +5903,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "DURATIONTIMEINMILLISECONDS / 1000",
         ops: &[Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div],
+        threshold_metrics: &["Info_System_Time"],
+        threshold: &[Op::Event(0), Op::Num(1.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Time < 1",
     },
     MetricInfo {
         name: "Info_System_MUX",
@@ -4933,6 +5925,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_MUX"],
+        threshold: &[Op::Event(0), Op::Num(1.1), Op::Gt, Op::Event(0), Op::Num(0.9), Op::Lt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)",
     },
     MetricInfo {
         name: "Info_System_SMT_2T_Utilization",
@@ -4951,5 +5947,9 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - a / b if HYPERTHREADING_ON else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Sub, Op::Num(0.0), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
 ];

@@ -23,6 +23,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "cpi",
@@ -41,6 +45,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "loads_per_instr",
@@ -59,6 +67,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "stores_per_instr",
@@ -77,6 +89,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_mpi",
@@ -95,6 +111,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_demand_data_read_hits_per_instr",
@@ -113,6 +133,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1_i_code_read_misses_with_prefetches_per_instr",
@@ -131,6 +155,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_hits_per_instr",
@@ -149,6 +177,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_mpi",
@@ -167,6 +199,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_mpi",
@@ -185,6 +221,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_code_mpi",
@@ -203,6 +243,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_data_read_mpi_demand_plus_prefetch",
@@ -223,6 +267,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_code_read_mpi_demand_plus_prefetch",
@@ -241,6 +289,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "b / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency",
@@ -260,6 +312,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency_for_local_requests",
@@ -279,6 +335,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_latency_for_remote_requests",
@@ -298,6 +358,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_to_pmem_latency",
@@ -317,6 +381,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_demand_data_read_miss_to_dram_latency",
@@ -336,6 +404,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS",
         ops: &[Op::Num(1000000000.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Div, Op::Const(Constant::DurationSeconds), Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_2nd_level_mpi",
@@ -354,6 +426,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_2nd_level_large_page_mpi",
@@ -372,6 +448,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_load_mpi",
@@ -390,6 +470,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_2mb_large_page_load_mpi",
@@ -408,6 +492,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2nd_level_store_mpi",
@@ -426,6 +514,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_reads_addressed_to_local_dram",
@@ -446,6 +538,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a + b) / (a + b + c + d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "numa_reads_addressed_to_remote_dram",
@@ -466,6 +562,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c + d) / (a + b + c + d)",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(3), Op::Add, Op::Mul, Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "uncore_frequency",
@@ -483,6 +583,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Const(Constant::ChasPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_transmit_bw",
@@ -500,6 +604,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_read",
@@ -517,6 +625,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_write",
@@ -534,6 +646,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_total",
@@ -552,6 +668,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_extra_write_bw_due_to_directory_updates",
@@ -571,6 +691,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_read",
@@ -588,6 +712,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_write",
@@ -605,6 +733,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "pmem_memory_bandwidth_total",
@@ -623,6 +755,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read",
@@ -640,6 +776,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write",
@@ -658,6 +798,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_read_l3_miss",
@@ -676,6 +820,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * a / b",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_partial_write_l3_miss",
@@ -696,6 +844,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((b + d) / (a + c))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(3), Op::Add, Op::Event(0), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_full_write_l3_miss",
@@ -714,6 +866,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / a)",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_decoded_icache",
@@ -734,6 +890,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_legacy_decode_pipeline",
@@ -754,6 +914,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (b / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(1), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_microcode_sequencer",
@@ -774,6 +938,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (c / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_local",
@@ -791,6 +959,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_remote",
@@ -808,6 +980,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_local",
@@ -826,6 +1002,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_remote",
@@ -844,6 +1024,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_read",
@@ -861,6 +1045,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_write",
@@ -878,6 +1066,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_read",
@@ -895,6 +1087,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_write",
@@ -912,6 +1108,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_receive_bw",
@@ -929,6 +1129,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "iio_bandwidth_read",
@@ -946,6 +1150,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "iio_bandwidth_write",
@@ -963,6 +1171,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read_l3_miss",
@@ -980,6 +1192,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write_l3_miss",
@@ -998,6 +1214,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Bottleneck_Mispredictions",
@@ -1036,6 +1256,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Event(9), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(3), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(6), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Event(5), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Mispredictions"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Mispredictions > 20",
     },
     MetricInfo {
         name: "Bottleneck_Big_Code",
@@ -1069,6 +1293,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) - f / g) * (h / i + j / i + k / i) / (j / i + h / i + (l / i + k / i) + 3 * m / (n / o) / i + p / i + q / i)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Mul, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Event(8), Op::Div, Op::Add, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Mul, Op::Event(9), Op::Event(8), Op::Div, Op::Event(7), Op::Event(8), Op::Div, Op::Add, Op::Event(11), Op::Event(8), Op::Div, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(12), Op::Mul, Op::Event(13), Op::Event(14), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(15), Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Div],
+        threshold_metrics: &["Bottleneck_Big_Code"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Big_Code > 20",
     },
     MetricInfo {
         name: "Bottleneck_Instruction_Fetch_BW",
@@ -1111,6 +1339,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / f) * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) * (l / (a + b + c + d) - e / f) * (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) - (1 - w / x) * ((l / (a + b + c + d) - e / f) * (3 * r / (s / t) / n + (m / n + q / n) * ((1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) / (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n + (1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + q / n)) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) + max(y, x / (s / t)) / (z if HYPERTHREADING_ON else n) / 2.4)) - 100 * (l / (a + b + c + d) - e / f) * (p / n + o / n + q / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(1.0), Op::Num(10.0), Op::Event(6), Op::Event(5), Op::Div, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(8), Op::Event(9), Op::Event(10), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Sub, Op::Num(1.0), Op::Event(22), Op::Event(23), Op::Div, Op::Sub, Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Num(1.0), Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(8), Op::Event(9), Op::Event(10), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Div, Op::Add, Op::Mul, Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Add, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Event(24), Op::Event(23), Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(25), Op::Event(13), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Mul, Op::Sub, Op::Mul, Op::Num(100.0), Op::Event(11), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul, Op::Event(15), Op::Event(13), Op::Div, Op::Event(14), Op::Event(13), Op::Div, Op::Add, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Sub],
+        threshold_metrics: &["Bottleneck_Instruction_Fetch_BW"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Instruction_Fetch_BW > 20",
     },
     MetricInfo {
         name: "Bottleneck_Compute_Bound_Est",
@@ -1146,6 +1378,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * ((((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g))) * (r / g / ((l + max(m - h, 0)) / g * (n - o) / g + p / g + s / g + r / g)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(6), Op::Div, Op::Mul, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(13), Op::Event(14), Op::Sub, Op::Lt, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Mul, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(13), Op::Event(14), Op::Sub, Op::Lt, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(13), Op::Event(14), Op::Sub, Op::Lt, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Event(5), Op::Event(6), Op::Div, Op::Event(7), Op::Event(6), Op::Div, Op::Event(8), Op::Event(6), Op::Div, Op::Add, Op::Add, Op::Event(9), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(6), Op::Select, Op::Div, Op::Add, Op::Event(5), Op::Event(13), Op::Event(14), Op::Sub, Op::Lt, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(6), Op::Mul, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Add, Op::Event(6), Op::Div, Op::Event(15), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(16), Op::Mul, Op::Add, Op::Event(6), Op::Div, Op::Select, Op::Add, Op::Div, Op::Mul, Op::Event(17), Op::Event(6), Op::Div, Op::Event(11), Op::Event(12), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(6), Op::Div, Op::Event(13), Op::Event(14), Op::Sub, Op::Mul, Op::Event(6), Op::Div, Op::Event(15), Op::Event(6), Op::Div, Op::Add, Op::Event(18), Op::Event(6), Op::Div, Op::Add, Op::Event(17), Op::Event(6), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Compute_Bound_Est"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Compute_Bound_Est > 20",
     },
     MetricInfo {
         name: "Bottleneck_Irregular_Overhead",
@@ -1202,6 +1438,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / b) * ((c / (d + e + f + g) - h / i) * (3 * j / (k / l) / m + (n / m + o / m) * ((1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g))) / (p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m + (1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + o / m)) / (t / m + u / m + (n / m + o / m) + 3 * j / (k / l) / m + v / m + w / m) + max(x, b / (k / l)) / (y if HYPERTHREADING_ON else m) / 2.4) + 10 * (z / i) * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g)) * (p / (d + e + f + g)) + max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) / max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) + max(0, g / (d + e + f + g) - a_b / (d + e + f + g)) * (a_c / m + a_d / m + a_e / m * ((a_f + max(a_e - a_c, 0)) / m * (a_g - a_h) / m)) / (a_i / m + (a_c / m + a_d / m) + a_j / (y if HYPERTHREADING_ON else m) + (((a_f + max(a_e - a_c, 0)) / m * (a_g - a_h) / m * m + (a_k + f / (d + e + f + g) * a_l)) / m if a_i < a_g - a_h else (a_k + f / (d + e + f + g) * a_l) / m)) + z / i / (max(0, a_m / (d + e + f + g) - z / i) + z / i) * ((99 * 3 + 63 + 30) / 5 * a_n / i / (z / i)) * (a_m / (d + e + f + g)))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(15), Op::Div, Op::Sub, Op::Event(16), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Num(3.0), Op::Event(23), Op::Mul, Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Event(26), Op::Div, Op::Event(27), Op::Event(26), Op::Div, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Num(1.0), Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(30), Op::Event(31), Op::Event(32), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Div, Op::Add, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Num(1.0), Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(27), Op::Mul, Op::Event(26), Op::Div, Op::Add, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(33), Op::Event(26), Op::Div, Op::Event(34), Op::Event(26), Op::Div, Op::Add, Op::Event(27), Op::Event(26), Op::Div, Op::Event(28), Op::Event(26), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(23), Op::Mul, Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Event(26), Op::Div, Op::Add, Op::Event(35), Op::Event(26), Op::Div, Op::Add, Op::Event(36), Op::Event(26), Op::Div, Op::Add, Op::Div, Op::Event(37), Op::Event(15), Op::Event(24), Op::Event(25), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(38), Op::Event(26), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Mul, Op::Num(10.0), Op::Event(39), Op::Event(22), Op::Div, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Num(1.0), Op::Event(30), Op::Event(31), Op::Event(32), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Div, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Mul, Op::Add, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(1), Op::Event(32), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Num(0.0), Op::Num(1.0), Op::Event(17), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(21), Op::Event(22), Op::Div, Op::Sub, Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(29), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(1), Op::Event(32), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Div, Op::Add, Op::Num(0.0), Op::Event(20), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(2), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(3), Op::Event(26), Op::Div, Op::Event(4), Op::Event(26), Op::Div, Op::Add, Op::Event(5), Op::Event(26), Op::Div, Op::Event(6), Op::Event(5), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(26), Op::Div, Op::Event(7), Op::Event(8), Op::Sub, Op::Mul, Op::Event(26), Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(9), Op::Event(26), Op::Div, Op::Event(3), Op::Event(26), Op::Div, Op::Event(4), Op::Event(26), Op::Div, Op::Add, Op::Add, Op::Event(10), Op::Const(Constant::HyperthreadingOn), Op::Event(38), Op::Event(26), Op::Select, Op::Div, Op::Add, Op::Event(9), Op::Event(7), Op::Event(8), Op::Sub, Op::Lt, Op::Event(6), Op::Event(5), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(26), Op::Div, Op::Event(7), Op::Event(8), Op::Sub, Op::Mul, Op::Event(26), Op::Div, Op::Event(26), Op::Mul, Op::Event(11), Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Add, Op::Event(26), Op::Div, Op::Event(11), Op::Event(19), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Event(26), Op::Div, Op::Select, Op::Add, Op::Div, Op::Add, Op::Event(39), Op::Event(22), Op::Div, Op::Num(0.0), Op::Event(13), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Event(39), Op::Event(22), Op::Div, Op::Sub, Op::Max, Op::Event(39), Op::Event(22), Op::Div, Op::Add, Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(14), Op::Mul, Op::Event(22), Op::Div, Op::Event(39), Op::Event(22), Op::Div, Op::Div, Op::Mul, Op::Event(13), Op::Event(17), Op::Event(18), Op::Add, Op::Event(19), Op::Add, Op::Event(20), Op::Add, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Irregular_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Irregular_Overhead > 10",
     },
     MetricInfo {
         name: "Bottleneck_Branching_Overhead",
@@ -1222,6 +1462,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b + c) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Bottleneck_Branching_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Branching_Overhead > 5",
     },
     MetricInfo {
         name: "Bottleneck_Useful_Work",
@@ -1249,6 +1493,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / h / (max(0, j / (b + c + a + d) - i / h) + i / h) * ((99 * 3 + 63 + 30) / 5 * k / h / (i / h)) * (j / (b + c + a + d)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(6), Op::Add, Op::Event(7), Op::Div, Op::Sub, Op::Event(8), Op::Event(7), Op::Div, Op::Num(0.0), Op::Event(9), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Event(7), Op::Div, Op::Sub, Op::Max, Op::Event(8), Op::Event(7), Op::Div, Op::Add, Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(10), Op::Mul, Op::Event(7), Op::Div, Op::Event(8), Op::Event(7), Op::Div, Op::Div, Op::Mul, Op::Event(9), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Bottleneck_Useful_Work"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Useful_Work > 20",
     },
     MetricInfo {
         name: "Frontend_Bound",
@@ -1271,6 +1519,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d) - e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Frontend_Bound > 15",
     },
     MetricInfo {
         name: "Fetch_Latency",
@@ -1294,6 +1546,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) - f / g)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fetch_Latency > 10, Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ICache_Misses",
@@ -1312,6 +1568,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_L2_Hit",
@@ -1331,6 +1591,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_L2_Miss",
@@ -1349,6 +1613,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ITLB_Misses",
@@ -1367,6 +1635,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Hit",
@@ -1386,6 +1658,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss",
@@ -1404,6 +1680,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_4K",
@@ -1424,6 +1704,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_2M",
@@ -1444,6 +1728,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Branch_Resteers",
@@ -1463,6 +1751,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Mispredicts_Resteers",
@@ -1488,6 +1780,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(7), Op::Mul, Op::Event(8), Op::Div, Op::Mul],
+        threshold_metrics: &["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Clears_Resteers",
@@ -1513,6 +1809,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Sub, Op::Event(7), Op::Mul, Op::Event(8), Op::Div, Op::Mul],
+        threshold_metrics: &["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Unknown_Branches",
@@ -1531,6 +1831,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "MS_Switches",
@@ -1551,6 +1855,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (3 * a / (b / c) / d)",
         ops: &[Op::Num(100.0), Op::Num(3.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Event(2), Op::Div, Op::Div, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["MS_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "LCP",
@@ -1569,6 +1877,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["LCP", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "DSB_Switches",
@@ -1587,6 +1899,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Fetch_Bandwidth",
@@ -1610,6 +1926,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Fetch_Bandwidth > 20",
     },
     MetricInfo {
         name: "MITE",
@@ -1630,6 +1950,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MITE > 10, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Decoder0_Alone",
@@ -1650,6 +1974,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["Decoder0_Alone", "MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "DSB",
@@ -1670,6 +1998,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(DSB > 15, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "MS",
@@ -1692,6 +2024,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(a, b / (c / d)) / (e if HYPERTHREADING_ON else f) / 2.4)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Event(3), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Event(5), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Mul],
+        threshold_metrics: &["MS", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MS > 5, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Bad_Speculation",
@@ -1714,6 +2050,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bad_Speculation > 15",
     },
     MetricInfo {
         name: "Branch_Mispredicts",
@@ -1735,6 +2075,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Branch_Mispredicts > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Mispredicts",
@@ -1759,6 +2103,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(a / (b + c + d + e) * (1 - f / (g - h)), 0.0001)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Event(7), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Machine_Clears",
@@ -1782,6 +2130,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Machine_Clears > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Nukes",
@@ -1807,6 +2159,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i), 0.0001)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(3), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Event(2), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Nukes", "Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Backend_Bound",
@@ -1827,6 +2183,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + a))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Backend_Bound > 20",
     },
     MetricInfo {
         name: "Memory_Bound",
@@ -1848,6 +2208,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Bound > 20, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Bound",
@@ -1867,6 +2231,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c, 0)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Load",
@@ -1888,6 +2256,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(7 * a + b, max(c - d, 0)) / e)",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Hit",
@@ -1909,6 +2281,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Event(1), Op::Event(4), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss",
@@ -1927,6 +2303,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_4K",
@@ -1948,6 +2328,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_2M",
@@ -1969,6 +2353,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_1G",
@@ -1990,6 +2378,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + e + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Fwd_Blk",
@@ -2008,6 +2400,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Latency_Dependency",
@@ -2030,6 +2426,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)",
         ops: &[Op::Num(100.0), Op::Num(2.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Sub, Op::Mul, Op::Num(20.0), Op::Mul, Op::Num(100.0), Op::Div, Op::Event(3), Op::Event(4), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Lock_Latency",
@@ -2048,6 +2448,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Loads",
@@ -2068,6 +2472,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (b / c) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Div, Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Loads"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Split_Loads > 30",
     },
     MetricInfo {
         name: "FB_Full",
@@ -2086,6 +2494,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FB_Full"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FB_Full > 30",
     },
     MetricInfo {
         name: "L2_Bound",
@@ -2105,6 +2517,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L2_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Bound",
@@ -2124,6 +2540,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "SQ_Full",
@@ -2143,6 +2563,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Miss_Bound",
@@ -2161,6 +2585,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Bandwidth",
@@ -2179,6 +2607,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MBA_Stalls",
@@ -2197,6 +2629,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["MBA_Stalls", "MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(MBA_Stalls > 10, MEM_Bandwidth > 20), L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Latency",
@@ -2216,6 +2652,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Event(0), Op::Event(2), Op::Min, Op::Event(0), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Bound",
@@ -2234,6 +2674,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Latency",
@@ -2255,6 +2699,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(10.0), Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Min, Op::Mul, Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Stores",
@@ -2274,6 +2722,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Streaming_Stores",
@@ -2292,6 +2744,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (9 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Store",
@@ -2312,6 +2768,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Hit",
@@ -2332,6 +2792,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(7.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Event(1), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss",
@@ -2351,6 +2815,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_4K",
@@ -2373,6 +2841,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_2M",
@@ -2395,6 +2867,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(3), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_1G",
@@ -2417,6 +2893,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Core_Bound",
@@ -2438,6 +2918,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + d + a) - e / (b + c + d + a))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Core_Bound > 10, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Divider",
@@ -2456,6 +2940,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "FP_Divider",
@@ -2474,6 +2962,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "INT_Divider",
@@ -2493,6 +2985,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Serializing_Operation",
@@ -2512,6 +3008,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Slow_Pause",
@@ -2530,6 +3030,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "C01_Wait",
@@ -2548,6 +3052,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["C01_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(C01_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "C02_Wait",
@@ -2566,6 +3074,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["C02_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(C02_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Memory_Fence",
@@ -2584,6 +3096,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Fence", "Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Memory_Fence > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "AMX_Busy",
@@ -2603,6 +3119,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["AMX_Busy", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(AMX_Busy > 50, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilization",
@@ -2632,6 +3152,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (((a + max(b - c, 0)) / d * (e - f) / d * d + (g + h / (i + j + h + k) * l)) / d if m < e - f else (g + h / (i + j + h + k) * l) / d)",
         ops: &[Op::Num(100.0), Op::Event(12), Op::Event(4), Op::Event(5), Op::Sub, Op::Lt, Op::Event(0), Op::Event(1), Op::Event(2), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(3), Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Mul, Op::Event(3), Op::Div, Op::Event(3), Op::Mul, Op::Event(6), Op::Event(7), Op::Event(8), Op::Event(9), Op::Add, Op::Event(7), Op::Add, Op::Event(10), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(3), Op::Div, Op::Event(6), Op::Event(7), Op::Event(8), Op::Event(9), Op::Add, Op::Event(7), Op::Add, Op::Event(10), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(3), Op::Div, Op::Select, Op::Mul],
+        threshold_metrics: &["Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_0",
@@ -2654,6 +3178,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + max(b - c, 0)) / d * (e - f) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(3), Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Mixing_Vectors",
@@ -2672,6 +3200,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (160 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(160.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Mixing_Vectors"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Mixing_Vectors > 5",
     },
     MetricInfo {
         name: "Ports_Utilized_1",
@@ -2690,6 +3222,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_2",
@@ -2708,6 +3244,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_3m",
@@ -2726,6 +3266,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "ALU_Op_Utilization",
@@ -2748,6 +3292,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (5 * (e if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(5.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["ALU_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "ALU_Op_Utilization > 40",
     },
     MetricInfo {
         name: "Port_0",
@@ -2767,6 +3315,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_0"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_0 > 60",
     },
     MetricInfo {
         name: "Port_1",
@@ -2786,6 +3338,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_1"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_1 > 60",
     },
     MetricInfo {
         name: "Port_6",
@@ -2805,6 +3361,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_6"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_6 > 60",
     },
     MetricInfo {
         name: "Load_Op_Utilization",
@@ -2824,6 +3384,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (3 * (b if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(3.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Load_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Store_Op_Utilization",
@@ -2844,6 +3408,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Event(3), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Store_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Retiring",
@@ -2864,6 +3432,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Retiring", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(70.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Retiring > 70, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Light_Operations",
@@ -2885,6 +3457,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + a + d) - e / (b + c + a + d))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Light_Operations > 60",
     },
     MetricInfo {
         name: "FP_Arith",
@@ -2912,6 +3488,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Event(6), Op::Event(7), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Div, Op::Add, Op::Event(9), Op::Event(10), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(8), Op::Mul, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(FP_Arith > 20, Light_Operations > 60)",
     },
     MetricInfo {
         name: "X87_Use",
@@ -2934,6 +3514,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + a + d) * e / f)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["X87_Use", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Scalar",
@@ -2957,6 +3541,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Scalar", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector",
@@ -2980,6 +3568,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_128b",
@@ -3004,6 +3596,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_256b",
@@ -3028,6 +3624,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "FP_Vector_512b",
@@ -3052,6 +3652,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Operations",
@@ -3078,6 +3682,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g) + (h + i + j) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Event(7), Op::Event(8), Op::Add, Op::Event(9), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Int_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Vector_128b",
@@ -3101,6 +3709,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c / (d + e + c + f) * g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Int_Vector_128b", "Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Int_Vector_128b > 10, Int_Operations > 10), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Int_Vector_256b",
@@ -3125,6 +3737,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c) / (d / (e + f + d + g) * h))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Int_Vector_256b", "Int_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Int_Vector_256b > 10, Int_Operations > 10), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Memory_Operations",
@@ -3148,6 +3764,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Fused_Instructions",
@@ -3171,6 +3791,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Fused_Instructions", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fused_Instructions > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Non_Fused_Branches",
@@ -3195,6 +3819,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (f - g) / (a / (b + c + a + d) * h))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Event(6), Op::Sub, Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(7), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Non_Fused_Branches", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Non_Fused_Branches > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Other_Light_Ops",
@@ -3231,6 +3859,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, max(0, a / (b + c + a + d) - e / (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k + l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a / (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) * j)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(5), Op::Mul, Op::Event(6), Op::Div, Op::Event(7), Op::Event(8), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Event(10), Op::Event(11), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Event(14), Op::Event(15), Op::Add, Op::Event(16), Op::Add, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(17), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(18), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(19), Op::Event(18), Op::Sub, Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(9), Op::Mul, Op::Div, Op::Add, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Other_Light_Ops > 30, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Nop_Instructions",
@@ -3254,6 +3886,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Nop_Instructions", "Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(30.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Shuffles_256b",
@@ -3277,6 +3913,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(5), Op::Mul, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(6), Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Shuffles_256b", "Other_Light_Ops", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(30.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Shuffles_256b > 10, Other_Light_Ops > 30), Light_Operations > 60)",
     },
     MetricInfo {
         name: "Heavy_Operations",
@@ -3298,6 +3938,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Heavy_Operations > 10",
     },
     MetricInfo {
         name: "Few_Uops_Instructions",
@@ -3321,6 +3965,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / (b + c + d + e) - f / g)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Few_Uops_Instructions", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Microcode_Sequencer",
@@ -3339,6 +3987,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Microcode_Sequencer > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Assists",
@@ -3357,6 +4009,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((99 * 3 + 63 + 30) / 5 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Assists", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Page_Faults",
@@ -3375,6 +4031,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (99 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(99.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Page_Faults"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Page_Faults > 5",
     },
     MetricInfo {
         name: "FP_Assists",
@@ -3393,6 +4053,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (30 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(30.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FP_Assists > 10",
     },
     MetricInfo {
         name: "AVX_Assists",
@@ -3411,6 +4075,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (63 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(63.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["AVX_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "AVX_Assists > 10",
     },
     MetricInfo {
         name: "CISC",
@@ -3430,6 +4098,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - (99 * 3 + 63 + 30) / 5 * c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Num(99.0), Op::Num(3.0), Op::Mul, Op::Num(63.0), Op::Add, Op::Num(30.0), Op::Add, Op::Num(5.0), Op::Div, Op::Event(2), Op::Mul, Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["CISC", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Info_Botlnk_L0_Core_Bound_Likely",
@@ -3462,6 +4134,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - max(0, a / (b + c + d + a) - e / (b + c + d + a)) / (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) if max(0, a / (b + c + d + a) - e / (b + c + d + a)) < (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) else 1) if (1 - o / p if HYPERTHREADING_ON else 0) > 0.5 else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(14), Op::Event(15), Op::Div, Op::Sub, Op::Num(0.0), Op::Select, Op::Num(0.5), Op::Gt, Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(13), Op::Event(9), Op::Event(10), Op::Sub, Op::Lt, Op::Event(5), Op::Event(6), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(8), Op::Div, Op::Event(9), Op::Event(10), Op::Sub, Op::Mul, Op::Event(8), Op::Div, Op::Event(8), Op::Mul, Op::Event(11), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Add, Op::Event(8), Op::Div, Op::Event(11), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Event(8), Op::Div, Op::Select, Op::Lt, Op::Num(1.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(4), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Sub, Op::Max, Op::Event(13), Op::Event(9), Op::Event(10), Op::Sub, Op::Lt, Op::Event(5), Op::Event(6), Op::Event(7), Op::Sub, Op::Num(0.0), Op::Max, Op::Add, Op::Event(8), Op::Div, Op::Event(9), Op::Event(10), Op::Sub, Op::Mul, Op::Event(8), Op::Div, Op::Event(8), Op::Mul, Op::Event(11), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Add, Op::Event(8), Op::Div, Op::Event(11), Op::Event(3), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(0), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Add, Op::Event(8), Op::Div, Op::Select, Op::Div, Op::Sub, Op::Num(1.0), Op::Select, Op::Mul, Op::Num(0.0), Op::Select],
+        threshold_metrics: &["Info_Botlnk_L0_Core_Bound_Likely"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L0_Core_Bound_Likely > 0.5",
     },
     MetricInfo {
         name: "Info_Thread_IPC",
@@ -3480,6 +4156,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_UopPI",
@@ -3502,6 +4182,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &["Info_Thread_UopPI"],
+        threshold: &[Op::Event(0), Op::Num(1.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UopPI > 1.05",
     },
     MetricInfo {
         name: "Info_Thread_UpTB",
@@ -3524,6 +4208,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &["Info_Thread_UpTB"],
+        threshold: &[Op::Event(0), Op::Num(6.0), Op::Num(1.5), Op::Mul, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UpTB < 6 * 1.5",
     },
     MetricInfo {
         name: "Info_Thread_CPI",
@@ -3542,6 +4230,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_CLKS",
@@ -3559,6 +4251,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_SLOTS",
@@ -3576,6 +4272,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_Execute_per_Issue",
@@ -3594,6 +4294,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CoreIPC",
@@ -3613,6 +4317,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FLOPc",
@@ -3641,6 +4349,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f + g) + 16 * (h + i) + 32 * j) / (k if HYPERTHREADING_ON else l)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(2.0), Op::Event(2), Op::Event(3), Op::Add, Op::Mul, Op::Add, Op::Num(4.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(5), Op::Event(6), Op::Add, Op::Mul, Op::Add, Op::Num(16.0), Op::Event(7), Op::Event(8), Op::Add, Op::Mul, Op::Add, Op::Num(32.0), Op::Event(9), Op::Mul, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Event(11), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FP_Arith_Utilization",
@@ -3662,6 +4374,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Event(4), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_ILP",
@@ -3680,6 +4396,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_EPC",
@@ -3698,6 +4418,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CORE_CLKS",
@@ -3716,6 +4440,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a if HYPERTHREADING_ON else b",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Event(1), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpLoad",
@@ -3734,6 +4462,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpLoad"],
+        threshold: &[Op::Event(0), Op::Num(3.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpLoad < 3",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpStore",
@@ -3752,6 +4484,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpStore"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpStore < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpBranch",
@@ -3770,6 +4506,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpBranch"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpBranch < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpCall",
@@ -3788,6 +4528,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpCall"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpCall < 200",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpTB",
@@ -3806,6 +4550,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpTB"],
+        threshold: &[Op::Event(0), Op::Num(6.0), Op::Num(2.0), Op::Mul, Op::Num(1.0), Op::Add, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpTB < 6 * 2 + 1",
     },
     MetricInfo {
         name: "Info_Inst_Mix_BpTkBranch",
@@ -3824,6 +4572,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpFLOP",
@@ -3851,6 +4603,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (1 * (b + c) + 2 * (d + e) + 4 * f + 8 * (g + h) + 16 * (i + j) + 32 * k)",
         ops: &[Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Add, Op::Mul, Op::Num(2.0), Op::Event(3), Op::Event(4), Op::Add, Op::Mul, Op::Add, Op::Num(4.0), Op::Event(5), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(6), Op::Event(7), Op::Add, Op::Mul, Op::Add, Op::Num(16.0), Op::Event(8), Op::Event(9), Op::Add, Op::Mul, Op::Add, Op::Num(32.0), Op::Event(10), Op::Mul, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpFLOP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpFLOP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith",
@@ -3872,6 +4628,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + (d + e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Event(4), Op::Add, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_HP",
@@ -3890,6 +4650,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_HP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_HP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_SP",
@@ -3908,6 +4672,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_SP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_SP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_DP",
@@ -3926,6 +4694,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_DP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_DP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX128",
@@ -3946,6 +4718,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX128"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX128 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX256",
@@ -3966,6 +4742,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX256"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX256 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX512",
@@ -3986,6 +4766,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX512"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX512 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_VectorMixPKI",
@@ -4004,6 +4788,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_VectorMixPKI"],
+        threshold: &[Op::Event(0), Op::Num(0.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_VectorMixPKI > 0.05",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpPause",
@@ -4022,6 +4810,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpSWPF",
@@ -4040,6 +4832,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpSWPF"],
+        threshold: &[Op::Event(0), Op::Num(100.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpSWPF < 100",
     },
     MetricInfo {
         name: "Info_Inst_Mix_Instructions",
@@ -4057,6 +4853,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Retire",
@@ -4079,6 +4879,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c + a + d) * e / f",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(0), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Mul, Op::Event(5), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Strings_Cycles",
@@ -4097,6 +4901,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Pipeline_Strings_Cycles"],
+        threshold: &[Op::Event(0), Op::Num(0.1), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_Strings_Cycles > 0.1",
     },
     MetricInfo {
         name: "Info_Pipeline_IpAssist",
@@ -4115,6 +4923,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Pipeline_IpAssist"],
+        threshold: &[Op::Event(0), Op::Num(100000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_IpAssist < 100000",
     },
     MetricInfo {
         name: "Info_Pipeline_Execute",
@@ -4134,6 +4946,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_DSB",
@@ -4152,6 +4968,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_MITE",
@@ -4170,6 +4990,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_Fetch_UpC",
@@ -4188,6 +5012,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Coverage",
@@ -4207,6 +5035,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c)",
         ops: &[Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"],
+        threshold: &[Op::Event(0), Op::Num(0.7), Op::Lt, Op::Event(1), Op::Num(6.0), Op::Div, Op::Num(0.35), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 6 > 0.35)",
     },
     MetricInfo {
         name: "Info_Frontend_Unknown_Branch_Cost",
@@ -4225,6 +5057,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Switch_Cost",
@@ -4243,6 +5079,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_TBpC",
@@ -4261,6 +5101,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_ICache_Miss_Latency",
@@ -4279,6 +5123,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_IpDSB_Miss_Ret",
@@ -4297,6 +5145,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Frontend_IpDSB_Miss_Ret"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Frontend_IpDSB_Miss_Ret < 50",
     },
     MetricInfo {
         name: "Info_Frontend_IpUnknown_Branch",
@@ -4315,6 +5167,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code",
@@ -4333,6 +5189,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code_All",
@@ -4351,6 +5211,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Misses",
@@ -4391,6 +5255,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (b + c + d + e) - f / g) * (h / i) / (j / i + k / i + (l / i + m / i) + 3 * n / (o / p) / i + q / i + h / i) + max(0, b / (b + c + d + e) - f / g - (a / (b + c + d + e) - f / g)) * ((r - s) / (t if HYPERTHREADING_ON else i) / 2) / ((r - s) / (t if HYPERTHREADING_ON else i) / 2 + (u - v) / (t if HYPERTHREADING_ON else i) / 2 + max(w, x / (o / p)) / (t if HYPERTHREADING_ON else i) / 2.4))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(7), Op::Event(8), Op::Div, Op::Mul, Op::Event(9), Op::Event(8), Op::Div, Op::Event(10), Op::Event(8), Op::Div, Op::Add, Op::Event(11), Op::Event(8), Op::Div, Op::Event(12), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(13), Op::Mul, Op::Event(14), Op::Event(15), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Event(7), Op::Event(8), Op::Div, Op::Add, Op::Div, Op::Num(0.0), Op::Event(1), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Event(17), Op::Event(18), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul, Op::Event(17), Op::Event(18), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(20), Op::Event(21), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Event(22), Op::Event(23), Op::Event(14), Op::Event(15), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(19), Op::Event(8), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Misses"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Misses > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Bandwidth",
@@ -4424,6 +5292,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)) / (g / (a + b + c + d) - e / f + max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + max(n, o / (p / q)) / (j if HYPERTHREADING_ON else k) / 2.4)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Num(0.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Event(6), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Div, Op::Sub, Op::Sub, Op::Max, Op::Add, Op::Div, Op::Mul, Op::Event(7), Op::Event(8), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(11), Op::Event(12), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(7), Op::Event(8), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Event(13), Op::Event(14), Op::Event(15), Op::Event(16), Op::Div, Op::Div, Op::Max, Op::Const(Constant::HyperthreadingOn), Op::Event(9), Op::Event(10), Op::Select, Op::Div, Op::Num(2.4), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Bandwidth > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_IC_Misses",
@@ -4457,6 +5329,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (b + c + d + e) - f / g) * (h / i) / (h / i + j / i + (k / i + l / i) + 3 * m / (n / o) / i + p / i + q / i))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Event(5), Op::Event(6), Op::Div, Op::Sub, Op::Event(7), Op::Event(8), Op::Div, Op::Mul, Op::Event(7), Op::Event(8), Op::Div, Op::Event(9), Op::Event(8), Op::Div, Op::Add, Op::Event(10), Op::Event(8), Op::Div, Op::Event(11), Op::Event(8), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(12), Op::Mul, Op::Event(13), Op::Event(14), Op::Div, Op::Div, Op::Event(8), Op::Div, Op::Add, Op::Event(15), Op::Event(8), Op::Div, Op::Add, Op::Event(16), Op::Event(8), Op::Div, Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_IC_Misses"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_IC_Misses > 5",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMispredict",
@@ -4475,6 +5351,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMispredict"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMispredict < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Cond_Ntaken",
@@ -4493,6 +5373,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Cond_Ntaken"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Cond_Taken",
@@ -4511,6 +5395,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Cond_Taken"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Cond_Taken < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Ret",
@@ -4529,6 +5417,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Ret"],
+        threshold: &[Op::Event(0), Op::Num(500.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Ret < 500",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Indirect",
@@ -4547,6 +5439,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Indirect"],
+        threshold: &[Op::Event(0), Op::Num(1000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Indirect < 1000",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Branch_Misprediction_Cost",
@@ -4585,6 +5481,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)) * b / 6 / h / 100",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(7), Op::Event(8), Op::Event(9), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Div, Op::Sub, Op::Mul, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(10), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(2), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Num(1.0), Op::Event(3), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Event(1), Op::Div, Op::Sub, Op::Event(6), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Event(5), Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Event(6), Op::Add, Op::Div, Op::Add, Op::Sub, Op::Num(0.0), Op::Max, Op::Div, Op::Event(12), Op::Mul, Op::Event(13), Op::Div, Op::Mul, Op::Event(14), Op::Event(13), Op::Div, Op::Event(15), Op::Event(13), Op::Div, Op::Add, Op::Event(12), Op::Event(13), Op::Div, Op::Event(16), Op::Event(13), Op::Div, Op::Add, Op::Add, Op::Num(3.0), Op::Event(17), Op::Mul, Op::Event(18), Op::Event(19), Op::Div, Op::Div, Op::Event(13), Op::Div, Op::Add, Op::Event(20), Op::Event(13), Op::Div, Op::Add, Op::Event(21), Op::Event(13), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(1), Op::Mul, Op::Num(6.0), Op::Div, Op::Event(7), Op::Div, Op::Num(100.0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Spec_Clears_Ratio",
@@ -4604,6 +5504,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_NT",
@@ -4622,6 +5526,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_TK",
@@ -4640,6 +5548,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_CallRet",
@@ -4659,6 +5571,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) / c",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Jump",
@@ -4679,6 +5595,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a - b - 2 * c) / d",
         ops: &[Op::Event(0), Op::Event(1), Op::Sub, Op::Num(2.0), Op::Event(2), Op::Mul, Op::Sub, Op::Event(3), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Other_Branches",
@@ -4701,6 +5621,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Add, Op::Event(3), Op::Event(4), Op::Add, Op::Event(1), Op::Div, Op::Add, Op::Event(5), Op::Event(2), Op::Sub, Op::Num(2.0), Op::Event(3), Op::Mul, Op::Sub, Op::Event(1), Op::Div, Op::Add, Op::Sub],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Load_Miss_Real_Latency",
@@ -4719,6 +5643,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_MLP",
@@ -4737,6 +5665,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI",
@@ -4755,6 +5687,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI",
@@ -4773,6 +5709,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3MPKI",
@@ -4791,6 +5731,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_FB_HPKI",
@@ -4809,6 +5753,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI_Load",
@@ -4827,6 +5775,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_All",
@@ -4845,6 +5797,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_Load",
@@ -4863,6 +5819,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_RFO",
@@ -4881,6 +5841,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_All",
@@ -4900,6 +5864,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * (a - b) / c",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_Load",
@@ -4918,6 +5886,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1D_Cache_Fill_BW",
@@ -4935,6 +5907,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2_Cache_Fill_BW",
@@ -4952,6 +5928,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Fill_BW",
@@ -4969,6 +5949,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Access_BW",
@@ -4986,6 +5970,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Page_Walks_Utilization",
@@ -5007,6 +5995,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / (4 * (d if HYPERTHREADING_ON else e))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Event(4), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &["Info_Memory_TLB_Page_Walks_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_TLB_Page_Walks_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Code_STLB_MPKI",
@@ -5025,6 +6017,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Load_STLB_MPKI",
@@ -5043,6 +6039,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Store_STLB_MPKI",
@@ -5061,6 +6061,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L1D_Cache_Fill_BW_2T",
@@ -5078,6 +6082,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Cache_Fill_BW_2T",
@@ -5095,6 +6103,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Fill_BW_2T",
@@ -5112,6 +6124,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Access_BW_2T",
@@ -5129,6 +6145,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_Silent_PKI",
@@ -5147,6 +6167,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_NonSilent_PKI",
@@ -5165,6 +6189,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Prefetches_Useless_HWPF",
@@ -5184,6 +6212,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Memory_Prefetches_Useless_HWPF"],
+        threshold: &[Op::Event(0), Op::Num(0.15), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_Prefetches_Useless_HWPF > 0.15",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_Miss_Latency",
@@ -5202,6 +6234,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L3_Miss_Latency",
@@ -5220,6 +6256,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_MLP",
@@ -5238,6 +6278,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Data_L2_MLP",
@@ -5256,6 +6300,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_Read_Any_PKI",
@@ -5274,6 +6322,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_Read_L3M_PKI",
@@ -5292,6 +6344,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Offcore_MWrite_Any_PKI",
@@ -5310,6 +6366,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_UC_Load_PKI",
@@ -5328,6 +6388,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_Bus_Lock_PKI",
@@ -5346,6 +6410,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_GFLOPs",
@@ -5372,6 +6440,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f + g) + 16 * (h + i) + 32 * j) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(2.0), Op::Event(2), Op::Event(3), Op::Add, Op::Mul, Op::Add, Op::Num(4.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(5), Op::Event(6), Op::Add, Op::Mul, Op::Add, Op::Num(16.0), Op::Event(7), Op::Event(8), Op::Add, Op::Mul, Op::Add, Op::Num(32.0), Op::Event(9), Op::Mul, Op::Add, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_C0_Wait",
@@ -5390,6 +6462,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_C0_Wait"],
+        threshold: &[Op::Event(0), Op::Num(0.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_C0_Wait > 0.05",
     },
     MetricInfo {
         name: "Info_System_DRAM_BW_Use",
@@ -5408,6 +6484,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Read_BW",
@@ -5425,6 +6505,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Write_BW",
@@ -5443,6 +6527,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_UPI_Data_Transmit_BW",
@@ -5460,6 +6548,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 9 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(9.0), Op::Div, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Time",
@@ -5476,6 +6568,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "DURATIONTIMEINMILLISECONDS / 1000",
         ops: &[Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div],
+        threshold_metrics: &["Info_System_Time"],
+        threshold: &[Op::Event(0), Op::Num(1.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Time < 1",
     },
     MetricInfo {
         name: "Info_System_MUX",
@@ -5494,6 +6590,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_MUX"],
+        threshold: &[Op::Event(0), Op::Num(1.1), Op::Gt, Op::Event(0), Op::Num(0.9), Op::Lt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)",
     },
     MetricInfo {
         name: "Info_System_SMT_2T_Utilization",
@@ -5512,6 +6612,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - a / b if HYPERTHREADING_ON else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Sub, Op::Num(0.0), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_Offcore_BW",
@@ -5529,6 +6633,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_L3M_BW",
@@ -5546,6 +6654,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_SoC_R2C_DRAM_BW",
@@ -5563,5 +6675,9 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
 ];

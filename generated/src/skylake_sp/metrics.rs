@@ -23,6 +23,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "cpi",
@@ -41,6 +45,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "loads_per_instr",
@@ -59,6 +67,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "stores_per_instr",
@@ -77,6 +89,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_mpi",
@@ -95,6 +111,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1d_demand_data_read_hits_per_instr",
@@ -113,6 +133,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l1_i_code_read_misses_with_prefetches_per_instr",
@@ -131,6 +155,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_hits_per_instr",
@@ -149,6 +177,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_mpi",
@@ -167,6 +199,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_data_read_mpi",
@@ -185,6 +221,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "l2_demand_code_mpi",
@@ -203,6 +243,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_mpi",
@@ -221,6 +265,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "itlb_large_page_mpi",
@@ -239,6 +287,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_load_mpi",
@@ -257,6 +309,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_2mb_large_page_load_mpi",
@@ -275,6 +331,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "dtlb_store_mpi",
@@ -293,6 +353,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "uncore_frequency",
@@ -310,6 +374,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Const(Constant::CoresPerSocket), Op::Const(Constant::SocketCount), Op::Mul, Op::Div, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_transmit_bw",
@@ -327,6 +395,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_read",
@@ -344,6 +416,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_write",
@@ -361,6 +437,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_total",
@@ -379,6 +459,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_read",
@@ -399,6 +483,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "io_bandwidth_write",
@@ -419,6 +507,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_decoded_icache",
@@ -437,6 +529,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_legacy_decode_pipeline",
@@ -455,6 +551,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "percent_uops_delivered_from_microcode_sequencer",
@@ -473,6 +573,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_read",
@@ -490,6 +594,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_local_memory_bandwidth_write",
@@ -507,6 +615,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_read",
@@ -524,6 +636,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "llc_miss_remote_memory_bandwidth_write",
@@ -541,6 +657,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "upi_data_receive_bw",
@@ -558,6 +678,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Num(9.0), Op::Div, Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Bottleneck_Mispredictions",
@@ -593,6 +717,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(5), Op::Event(9), Op::Event(6), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(4.0), Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Event(4), Op::Div, Op::Mul, Op::Event(12), Op::Num(2.0), Op::Event(13), Op::Mul, Op::Add, Op::Event(4), Op::Div, Op::Event(14), Op::Event(4), Op::Div, Op::Add, Op::Event(11), Op::Event(4), Op::Div, Op::Num(9.0), Op::Event(15), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(16), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Event(17), Op::Event(4), Op::Div, Op::Add, Op::Event(18), Op::Event(4), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Mispredictions"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Mispredictions > 20",
     },
     MetricInfo {
         name: "Bottleneck_Big_Code",
@@ -620,6 +748,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d / c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)",
         ops: &[Op::Num(100.0), Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(3), Op::Event(2), Op::Div, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Add, Op::Num(9.0), Op::Event(6), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(3), Op::Event(2), Op::Div, Op::Add, Op::Event(7), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(6), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(8), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(9), Op::Event(2), Op::Div, Op::Add, Op::Event(10), Op::Event(2), Op::Div, Op::Add, Op::Div],
+        threshold_metrics: &["Bottleneck_Big_Code"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Big_Code > 20",
     },
     MetricInfo {
         name: "Bottleneck_Instruction_Fetch_BW",
@@ -660,6 +792,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g + h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(1.0), Op::Num(10.0), Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(4), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(8), Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(6), Op::Event(10), Op::Event(7), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(4), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(8), Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Sub, Op::Num(4.0), Op::Event(11), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Mul, Op::Event(13), Op::Num(2.0), Op::Event(14), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(15), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(17), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(18), Op::Event(2), Op::Div, Op::Add, Op::Event(19), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Event(20), Op::Add, Op::Event(21), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(22), Op::Event(23), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Div, Op::Mul, Op::Num(4.0), Op::Event(11), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(2.0), Op::Event(17), Op::Mul, Op::Event(2), Op::Div, Op::Event(12), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Num(10.0), Op::Event(3), Op::Event(4), Op::Div, Op::Event(5), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(4), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(8), Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(6), Op::Event(10), Op::Event(7), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(4), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(8), Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Sub, Op::Event(12), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(13), Op::Num(2.0), Op::Event(14), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(15), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(17), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(18), Op::Event(2), Op::Div, Op::Add, Op::Event(19), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Sub, Op::Mul, Op::Num(100.0), Op::Num(4.0), Op::Event(11), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(15), Op::Event(2), Op::Div, Op::Event(13), Op::Num(2.0), Op::Event(14), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Add, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(13), Op::Num(2.0), Op::Event(14), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(15), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(16), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(17), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(18), Op::Event(2), Op::Div, Op::Add, Op::Event(19), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Sub],
+        threshold_metrics: &["Bottleneck_Instruction_Fetch_BW"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Instruction_Fetch_BW > 20",
     },
     MetricInfo {
         name: "Bottleneck_Compute_Bound_Est",
@@ -694,6 +830,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c))))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(12), Op::Event(2), Op::Div, Op::Mul, Op::Event(12), Op::Event(2), Op::Div, Op::Event(13), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(14), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(12), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(14), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Event(12), Op::Event(2), Op::Div, Op::Event(13), Op::Event(2), Op::Div, Op::Add, Op::Event(12), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(14), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Add, Op::Div, Op::Mul, Op::Const(Constant::HyperthreadingOn), Op::Event(15), Op::Num(2.0), Op::Div, Op::Event(15), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(14), Op::Event(2), Op::Div, Op::Const(Constant::HyperthreadingOn), Op::Event(16), Op::Event(17), Op::Sub, Op::Num(2.0), Op::Div, Op::Event(9), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(17), Op::Event(15), Op::Sub, Op::Num(2.0), Op::Div, Op::Event(11), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(15), Op::Num(2.0), Op::Div, Op::Event(15), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Add, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Compute_Bound_Est"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Compute_Bound_Est > 20",
     },
     MetricInfo {
         name: "Bottleneck_Irregular_Overhead",
@@ -744,6 +884,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n + o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9 * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(13), Op::Add, Op::Event(14), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(15), Op::Event(16), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Div, Op::Mul, Op::Num(4.0), Op::Event(17), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(2.0), Op::Event(18), Op::Mul, Op::Event(12), Op::Div, Op::Event(19), Op::Event(12), Op::Div, Op::Num(9.0), Op::Event(20), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Num(1.0), Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Sub, Op::Event(19), Op::Mul, Op::Event(12), Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(19), Op::Mul, Op::Event(12), Op::Div, Op::Num(10.0), Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(21), Op::Event(25), Op::Event(22), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(19), Op::Mul, Op::Event(12), Op::Div, Op::Num(1.0), Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Sub, Op::Event(19), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Num(9.0), Op::Event(20), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Event(26), Op::Num(2.0), Op::Event(27), Op::Mul, Op::Add, Op::Event(12), Op::Div, Op::Event(28), Op::Event(12), Op::Div, Op::Add, Op::Event(19), Op::Event(12), Op::Div, Op::Num(9.0), Op::Event(20), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(18), Op::Mul, Op::Event(12), Op::Div, Op::Add, Op::Event(29), Op::Event(12), Op::Div, Op::Add, Op::Event(30), Op::Event(12), Op::Div, Op::Add, Op::Div, Op::Num(10.0), Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(21), Op::Event(25), Op::Event(22), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Mul, Op::Add, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Num(1.0), Op::Event(31), Op::Event(22), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(21), Op::Event(21), Op::Event(22), Op::Add, Op::Div, Op::Event(9), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Num(1.0), Op::Event(31), Op::Event(22), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Div, Op::Add, Op::Num(1.0), Op::Event(32), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(33), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(4), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Add, Op::Div, Op::Num(1.0), Op::Event(32), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(5), Op::Event(12), Op::Div, Op::Num(1.0), Op::Event(32), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(33), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(4), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Add, Op::Div, Op::Num(1.0), Op::Event(32), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(23), Op::Num(2.0), Op::Div, Op::Event(24), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(6), Op::Mul, Op::Event(12), Op::Div, Op::Event(7), Op::Event(12), Op::Div, Op::Mul, Op::Add, Op::Mul, Op::Event(8), Op::Event(12), Op::Div, Op::Event(5), Op::Event(12), Op::Div, Op::Add, Op::Event(8), Op::Event(2), Op::Event(33), Op::Sub, Op::Lt, Op::Event(7), Op::Event(12), Op::Div, Op::Event(12), Op::Mul, Op::Event(3), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(4), Op::Mul, Op::Add, Op::Add, Op::Event(12), Op::Div, Op::Event(3), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(4), Op::Mul, Op::Add, Op::Event(12), Op::Div, Op::Select, Op::Add, Op::Div, Op::Add, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(13), Op::Add, Op::Event(14), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(15), Op::Event(16), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(9), Op::Div, Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Div, Op::Mul, Op::Event(0), Op::Event(13), Op::Add, Op::Event(14), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(11), Op::Num(2.0), Op::Div, Op::Event(12), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Add, Op::Mul],
+        threshold_metrics: &["Bottleneck_Irregular_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Irregular_Overhead > 10",
     },
     MetricInfo {
         name: "Bottleneck_Branching_Overhead",
@@ -765,6 +909,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b + c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Event(2), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Bottleneck_Branching_Overhead"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Branching_Overhead > 5",
     },
     MetricInfo {
         name: "Bottleneck_Useful_Work",
@@ -793,6 +941,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Num(2.0), Op::Event(4), Op::Mul, Op::Add, Op::Event(5), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(0), Op::Event(6), Op::Div, Op::Event(7), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(8), Op::Add, Op::Event(9), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(6), Op::Div, Op::Event(7), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(0), Op::Event(6), Op::Div, Op::Event(7), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Add, Op::Div, Op::Num(34.0), Op::Event(10), Op::Event(11), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(6), Op::Div, Op::Event(7), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Div, Op::Mul, Op::Event(0), Op::Event(8), Op::Add, Op::Event(9), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Bottleneck_Useful_Work"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bottleneck_Useful_Work > 20",
     },
     MetricInfo {
         name: "Frontend_Bound",
@@ -812,6 +964,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Frontend_Bound > 15",
     },
     MetricInfo {
         name: "Fetch_Latency",
@@ -831,6 +987,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fetch_Latency > 10, Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ICache_Misses",
@@ -850,6 +1010,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["ICache_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "ITLB_Misses",
@@ -868,6 +1032,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Hit",
@@ -887,6 +1055,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(1), Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss",
@@ -905,6 +1077,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_4K",
@@ -925,6 +1101,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Code_STLB_Miss_2M",
@@ -945,6 +1125,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Branch_Resteers",
@@ -964,6 +1148,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + 9 * c / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Num(9.0), Op::Event(2), Op::Mul, Op::Event(1), Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Mispredicts_Resteers",
@@ -984,6 +1172,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * c / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Clears_Resteers",
@@ -1004,6 +1196,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (a + b)) * c / d)",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Sub, Op::Event(2), Op::Mul, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Unknown_Branches",
@@ -1022,6 +1218,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (9 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "MS_Switches",
@@ -1040,6 +1240,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (2 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(2.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["MS_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "LCP",
@@ -1058,6 +1262,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["LCP", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "DSB_Switches",
@@ -1076,6 +1284,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB_Switches", "Fetch_Latency", "Frontend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)",
     },
     MetricInfo {
         name: "Fetch_Bandwidth",
@@ -1096,6 +1308,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Fetch_Bandwidth > 20",
     },
     MetricInfo {
         name: "MITE",
@@ -1116,6 +1332,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(MITE > 10, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Decoder0_Alone",
@@ -1136,6 +1356,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["Decoder0_Alone", "MITE", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "DSB",
@@ -1156,6 +1380,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul],
+        threshold_metrics: &["DSB", "Fetch_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(DSB > 15, Fetch_Bandwidth > 20)",
     },
     MetricInfo {
         name: "Bad_Speculation",
@@ -1178,6 +1406,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Bad_Speculation > 15",
     },
     MetricInfo {
         name: "Branch_Mispredicts",
@@ -1202,6 +1434,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(6), Op::Num(2.0), Op::Div, Op::Event(7), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Branch_Mispredicts > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Mispredicts",
@@ -1227,6 +1463,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i - b)), 0.0001)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(6), Op::Num(2.0), Op::Div, Op::Event(7), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(0), Op::Event(8), Op::Event(1), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Machine_Clears",
@@ -1251,6 +1491,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Machine_Clears > 10, Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Other_Nukes",
@@ -1276,6 +1520,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h), 0.0001)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Event(6), Op::Event(6), Op::Event(7), Op::Add, Op::Div, Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Sub, Op::Num(1.0), Op::Event(8), Op::Event(7), Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul],
+        threshold_metrics: &["Other_Nukes", "Machine_Clears", "Bad_Speculation"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(15.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)",
     },
     MetricInfo {
         name: "Backend_Bound",
@@ -1298,6 +1546,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Backend_Bound > 20",
     },
     MetricInfo {
         name: "Memory_Bound",
@@ -1326,6 +1578,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c + (d + e / (4 * (f / 2 if HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) - (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Event(4), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Event(6), Op::Select, Op::Mul, Op::Div, Op::Event(7), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Add, Op::Div, Op::Num(1.0), Op::Event(8), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Event(6), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(9), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(10), Op::Num(2.0), Op::Div, Op::Event(11), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Event(6), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Mul],
+        threshold_metrics: &["Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Bound > 20, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Bound",
@@ -1345,6 +1601,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c, 0)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Num(0.0), Op::Max, Op::Mul],
+        threshold_metrics: &["L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Load",
@@ -1366,6 +1626,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(9 * a + b, max(c - d, 0)) / e)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Hit",
@@ -1387,6 +1651,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Event(2), Op::Event(3), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(4), Op::Div, Op::Event(1), Op::Event(4), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss",
@@ -1405,6 +1673,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_4K",
@@ -1426,6 +1698,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(2), Op::Event(3), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_2M",
@@ -1447,6 +1723,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c + e))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(2), Op::Add, Op::Event(4), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Load_STLB_Miss_1G",
@@ -1468,6 +1748,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + e + c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(2), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Fwd_Blk",
@@ -1486,6 +1770,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
         ops: &[Op::Num(100.0), Op::Num(13.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L1_Latency_Dependency",
@@ -1508,6 +1796,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)",
         ops: &[Op::Num(100.0), Op::Num(2.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Sub, Op::Mul, Op::Num(20.0), Op::Mul, Op::Num(100.0), Op::Div, Op::Event(3), Op::Event(4), Op::Sub, Op::Num(0.0), Op::Max, Op::Min, Op::Event(5), Op::Div, Op::Mul],
+        threshold_metrics: &["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Lock_Latency",
@@ -1530,6 +1822,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((12 * max(0, a - b) + a / c * (11 * d + min(e, f))) / e)",
         ops: &[Op::Num(100.0), Op::Num(12.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Max, Op::Mul, Op::Event(0), Op::Event(2), Op::Div, Op::Num(11.0), Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Min, Op::Add, Op::Mul, Op::Add, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Loads",
@@ -1551,6 +1847,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Loads"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Split_Loads > 30",
     },
     MetricInfo {
         name: "4K_Aliasing",
@@ -1569,6 +1869,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FB_Full",
@@ -1590,6 +1894,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["FB_Full"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FB_Full > 30",
     },
     MetricInfo {
         name: "L2_Bound",
@@ -1613,6 +1921,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(0), Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Add, Op::Mul, Op::Event(3), Op::Add, Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Event(6), Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["L2_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "L3_Bound",
@@ -1632,6 +1944,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &["L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "SQ_Full",
@@ -1651,6 +1967,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Event(0), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(30.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DRAM_Bound",
@@ -1675,6 +1995,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Event(1), Op::Div, Op::Add, Op::Event(4), Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Div, Op::Add, Op::Mul, Op::Event(4), Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Div, Op::Add, Op::Mul, Op::Event(7), Op::Add, Op::Div, Op::Event(2), Op::Event(3), Op::Sub, Op::Event(1), Op::Div, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["DRAM_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Bandwidth",
@@ -1693,6 +2017,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "MEM_Latency",
@@ -1712,6 +2040,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Min, Op::Event(0), Op::Div, Op::Event(0), Op::Event(2), Op::Min, Op::Event(0), Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Bound",
@@ -1730,6 +2062,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_Latency",
@@ -1751,6 +2087,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 11 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(11.0), Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Mul, Op::Num(1.0), Op::Event(1), Op::Event(2), Op::Div, Op::Sub, Op::Event(3), Op::Event(4), Op::Min, Op::Mul, Op::Add, Op::Event(3), Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Split_Stores",
@@ -1770,6 +2110,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "DTLB_Store",
@@ -1790,6 +2134,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Hit",
@@ -1810,6 +2158,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d) - b / (c / 2 if HYPERTHREADING_ON else d))",
         ops: &[Op::Num(100.0), Op::Num(9.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Event(1), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss",
@@ -1829,6 +2181,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_4K",
@@ -1851,6 +2207,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (d + e + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(3), Op::Event(4), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_2M",
@@ -1873,6 +2233,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + d + f))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(3), Op::Add, Op::Event(5), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Store_STLB_Miss_1G",
@@ -1895,6 +2259,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + f + d))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Event(5), Op::Add, Op::Event(3), Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(4), Op::Num(20.0), Op::Gt, Op::Min, Op::Event(5), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Core_Bound",
@@ -1923,6 +2291,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Mul],
+        threshold_metrics: &["Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Core_Bound > 10, Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Divider",
@@ -1941,6 +2313,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Divider", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Serializing_Operation",
@@ -1959,6 +2335,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Serializing_Operation", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilization",
@@ -1984,6 +2364,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / b * b + (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f) / b)",
         ops: &[Op::Num(100.0), Op::Event(6), Op::Event(7), Op::Event(8), Op::Sub, Op::Lt, Op::Event(0), Op::Event(1), Op::Div, Op::Event(1), Op::Mul, Op::Event(2), Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(1), Op::Select, Op::Mul, Op::Div, Op::Event(5), Op::Mul, Op::Add, Op::Add, Op::Event(1), Op::Div, Op::Event(2), Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(1), Op::Select, Op::Mul, Op::Div, Op::Event(5), Op::Mul, Op::Add, Op::Event(1), Op::Div, Op::Select, Op::Mul],
+        threshold_metrics: &["Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_0",
@@ -2002,6 +2386,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Mixing_Vectors",
@@ -2020,6 +2408,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &["Mixing_Vectors"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Mixing_Vectors > 5",
     },
     MetricInfo {
         name: "Ports_Utilized_1",
@@ -2041,6 +2433,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))",
         ops: &[Op::Num(100.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(20.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_2",
@@ -2062,6 +2458,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))",
         ops: &[Op::Num(100.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(15.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "Ports_Utilized_3m",
@@ -2081,6 +2481,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Event(0), Op::Select, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt, Op::Event(1), Op::Num(15.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min, Op::Event(3), Op::Num(20.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)",
     },
     MetricInfo {
         name: "ALU_Op_Utilization",
@@ -2103,6 +2507,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["ALU_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(40.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "ALU_Op_Utilization > 40",
     },
     MetricInfo {
         name: "Port_0",
@@ -2122,6 +2530,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_0"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_0 > 60",
     },
     MetricInfo {
         name: "Port_1",
@@ -2141,6 +2553,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_1"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_1 > 60",
     },
     MetricInfo {
         name: "Port_5",
@@ -2160,6 +2576,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_5"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_5 > 60",
     },
     MetricInfo {
         name: "Port_6",
@@ -2179,6 +2599,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_6"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_6 > 60",
     },
     MetricInfo {
         name: "Load_Op_Utilization",
@@ -2201,6 +2625,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Sub, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Load_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Load_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Port_2",
@@ -2220,6 +2648,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_2"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_2 > 60",
     },
     MetricInfo {
         name: "Port_3",
@@ -2239,6 +2671,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_3"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_3 > 60",
     },
     MetricInfo {
         name: "Store_Op_Utilization",
@@ -2258,6 +2694,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Store_Op_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Store_Op_Utilization > 60",
     },
     MetricInfo {
         name: "Port_4",
@@ -2277,6 +2717,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_4"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_4 > 60",
     },
     MetricInfo {
         name: "Port_7",
@@ -2296,6 +2740,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Mul],
+        threshold_metrics: &["Port_7"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Port_7 > 60",
     },
     MetricInfo {
         name: "Retiring",
@@ -2315,6 +2763,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Retiring", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(70.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Retiring > 70, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Light_Operations",
@@ -2336,6 +2788,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(60.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Light_Operations > 60",
     },
     MetricInfo {
         name: "X87_Use",
@@ -2357,6 +2813,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * d / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FP_Scalar",
@@ -2375,6 +2835,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FP_Vector_128b",
@@ -2394,6 +2858,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FP_Vector_256b",
@@ -2413,6 +2881,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "FP_Vector_512b",
@@ -2432,6 +2904,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Memory_Operations",
@@ -2454,6 +2930,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(5), Op::Mul, Op::Event(4), Op::Div, Op::Mul],
+        threshold_metrics: &["Memory_Operations", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Memory_Operations > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Fused_Instructions",
@@ -2475,6 +2955,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Mul, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["Fused_Instructions", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Fused_Instructions > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Non_Fused_Branches",
@@ -2497,6 +2981,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(5), Op::Event(3), Op::Sub, Op::Mul, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &["Non_Fused_Branches", "Light_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(60.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Non_Fused_Branches > 10, Light_Operations > 60)",
     },
     MetricInfo {
         name: "Nop_Instructions",
@@ -2519,6 +3007,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(3), Op::Add, Op::Event(4), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(5), Op::Mul, Op::Event(0), Op::Div, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Heavy_Operations",
@@ -2540,6 +3032,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Heavy_Operations > 10",
     },
     MetricInfo {
         name: "Few_Uops_Instructions",
@@ -2563,6 +3059,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Event(5), Op::Div, Op::Event(6), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul],
+        threshold_metrics: &["Few_Uops_Instructions", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Microcode_Sequencer",
@@ -2584,6 +3084,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt, Op::Event(1), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Microcode_Sequencer > 5, Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Assists",
@@ -2604,6 +3108,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON else d)))",
         ops: &[Op::Num(100.0), Op::Num(34.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["Assists", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "FP_Assists",
@@ -2623,6 +3131,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
         ops: &[Op::Num(100.0), Op::Num(34.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Mul],
+        threshold_metrics: &["FP_Assists"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "FP_Assists > 10",
     },
     MetricInfo {
         name: "CISC",
@@ -2646,6 +3158,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
         ops: &[Op::Num(100.0), Op::Num(0.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Num(34.0), Op::Event(5), Op::Event(6), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Max, Op::Mul],
+        threshold_metrics: &["CISC", "Microcode_Sequencer", "Heavy_Operations"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt, Op::Event(1), Op::Num(5.0), Op::Gt, Op::Min, Op::Event(2), Op::Num(10.0), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)",
     },
     MetricInfo {
         name: "Info_Botlnk_L0_Core_Bound_Likely",
@@ -2678,6 +3194,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else 0) > 0.5 else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(14), Op::Event(15), Op::Num(2.0), Op::Div, Op::Div, Op::Sub, Op::Num(0.0), Op::Select, Op::Num(0.5), Op::Gt, Op::Num(100.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(13), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(12), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Lt, Op::Num(1.0), Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(6), Op::Event(7), Op::Add, Op::Event(8), Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(7), Op::Add, Op::Div, Op::Num(1.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(3), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Sub, Op::Event(13), Op::Event(8), Op::Event(6), Op::Sub, Op::Lt, Op::Event(12), Op::Event(2), Op::Div, Op::Event(2), Op::Mul, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Add, Op::Event(2), Op::Div, Op::Event(9), Op::Event(10), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(11), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Select, Op::Div, Op::Sub, Op::Num(1.0), Op::Select, Op::Mul, Op::Num(0.0), Op::Select],
+        threshold_metrics: &["Info_Botlnk_L0_Core_Bound_Likely"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L0_Core_Bound_Likely > 0.5",
     },
     MetricInfo {
         name: "Info_Thread_IPC",
@@ -2696,6 +3216,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_UopPI",
@@ -2714,6 +3238,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Thread_UopPI"],
+        threshold: &[Op::Event(0), Op::Num(1.05), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UopPI > 1.05",
     },
     MetricInfo {
         name: "Info_Thread_UpTB",
@@ -2732,6 +3260,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Thread_UpTB"],
+        threshold: &[Op::Event(0), Op::Num(4.0), Op::Num(1.5), Op::Mul, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Thread_UpTB < 4 * 1.5",
     },
     MetricInfo {
         name: "Info_Thread_CPI",
@@ -2750,6 +3282,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
         ops: &[Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_CLKS",
@@ -2767,6 +3303,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_SLOTS",
@@ -2785,6 +3325,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "4 * (a / 2 if HYPERTHREADING_ON else b)",
         ops: &[Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Event(1), Op::Select, Op::Mul],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Thread_Execute_per_Issue",
@@ -2803,6 +3347,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CoreIPC",
@@ -2822,6 +3370,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_FLOPc",
@@ -2845,6 +3397,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2 if HYPERTHREADING_ON else g)",
         ops: &[Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(4), Op::Mul, Op::Add, Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Event(6), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_ILP",
@@ -2863,6 +3419,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_EPC",
@@ -2881,6 +3441,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Core_CORE_CLKS",
@@ -2899,6 +3463,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / 2 if HYPERTHREADING_ON else b",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Event(1), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpLoad",
@@ -2917,6 +3485,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpLoad"],
+        threshold: &[Op::Event(0), Op::Num(3.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpLoad < 3",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpStore",
@@ -2935,6 +3507,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpStore"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpStore < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpBranch",
@@ -2953,6 +3529,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpBranch"],
+        threshold: &[Op::Event(0), Op::Num(8.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpBranch < 8",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpCall",
@@ -2971,6 +3551,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpCall"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpCall < 200",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpTB",
@@ -2989,6 +3573,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpTB"],
+        threshold: &[Op::Event(0), Op::Num(4.0), Op::Num(2.0), Op::Mul, Op::Num(1.0), Op::Add, Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpTB < 4 * 2 + 1",
     },
     MetricInfo {
         name: "Info_Inst_Mix_BpTkBranch",
@@ -3007,6 +3595,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpFLOP",
@@ -3029,6 +3621,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + 2 * c + 4 * d + 8 * e + 16 * f)",
         ops: &[Op::Event(0), Op::Event(1), Op::Num(2.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(5), Op::Mul, Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpFLOP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpFLOP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_SP",
@@ -3047,6 +3643,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_SP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_SP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_Scalar_DP",
@@ -3065,6 +3665,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_Scalar_DP"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_Scalar_DP < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX128",
@@ -3084,6 +3688,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX128"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX128 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX256",
@@ -3103,6 +3711,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX256"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX256 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpArith_AVX512",
@@ -3122,6 +3734,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpArith_AVX512"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpArith_AVX512 < 10",
     },
     MetricInfo {
         name: "Info_Inst_Mix_IpSWPF",
@@ -3140,6 +3756,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Inst_Mix_IpSWPF"],
+        threshold: &[Op::Event(0), Op::Num(100.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Inst_Mix_IpSWPF < 100",
     },
     MetricInfo {
         name: "Info_Inst_Mix_Instructions",
@@ -3157,6 +3777,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a",
         ops: &[Op::Event(0)],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Retire",
@@ -3175,6 +3799,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_IpAssist",
@@ -3194,6 +3822,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Pipeline_IpAssist"],
+        threshold: &[Op::Event(0), Op::Num(100000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Pipeline_IpAssist < 100000",
     },
     MetricInfo {
         name: "Info_Pipeline_Execute",
@@ -3213,6 +3845,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_DSB",
@@ -3231,6 +3867,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Pipeline_Fetch_MITE",
@@ -3249,6 +3889,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_Fetch_UpC",
@@ -3267,6 +3911,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Coverage",
@@ -3286,6 +3934,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c)",
         ops: &[Op::Event(0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"],
+        threshold: &[Op::Event(0), Op::Num(0.7), Op::Lt, Op::Event(1), Op::Num(4.0), Op::Div, Op::Num(0.35), Op::Gt, Op::Min],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)",
     },
     MetricInfo {
         name: "Info_Frontend_DSB_Switch_Cost",
@@ -3304,6 +3956,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_TBpC",
@@ -3322,6 +3978,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_ICache_Miss_Latency",
@@ -3340,6 +4000,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b + 2",
         ops: &[Op::Event(0), Op::Event(1), Op::Div, Op::Num(2.0), Op::Add],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_IpDSB_Miss_Ret",
@@ -3358,6 +4022,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Frontend_IpDSB_Miss_Ret"],
+        threshold: &[Op::Event(0), Op::Num(50.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Frontend_IpDSB_Miss_Ret < 50",
     },
     MetricInfo {
         name: "Info_Frontend_IpUnknown_Branch",
@@ -3376,6 +4044,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code",
@@ -3394,6 +4066,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Frontend_L2MPKI_Code_All",
@@ -3412,6 +4088,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Misses",
@@ -3444,6 +4124,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else c) / 2))",
         ops: &[Op::Num(100.0), Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Event(2), Op::Div, Op::Mul, Op::Event(4), Op::Num(2.0), Op::Event(5), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(6), Op::Event(2), Op::Div, Op::Add, Op::Event(7), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(8), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(9), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(10), Op::Event(2), Op::Div, Op::Add, Op::Event(3), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Event(11), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Event(12), Op::Event(13), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Mul, Op::Event(12), Op::Event(13), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(14), Op::Event(15), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Misses"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Misses > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_DSB_Bandwidth",
@@ -3468,6 +4152,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(0), Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Num(4.0), Op::Event(3), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Sub, Op::Add, Op::Div, Op::Mul, Op::Event(4), Op::Event(5), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(6), Op::Event(7), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Event(4), Op::Event(5), Op::Sub, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Num(2.0), Op::Div, Op::Add, Op::Div, Op::Mul, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_DSB_Bandwidth"],
+        threshold: &[Op::Event(0), Op::Num(10.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_DSB_Bandwidth > 10",
     },
     MetricInfo {
         name: "Info_Botlnk_L2_IC_Misses",
@@ -3495,6 +4183,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h / c) + 2 * i / c + j / c + k / c))",
         ops: &[Op::Num(100.0), Op::Num(4.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Mul, Op::Div, Op::Event(3), Op::Num(2.0), Op::Event(4), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Mul, Op::Event(3), Op::Num(2.0), Op::Event(4), Op::Mul, Op::Add, Op::Event(2), Op::Div, Op::Event(5), Op::Event(2), Op::Div, Op::Add, Op::Event(6), Op::Event(2), Op::Div, Op::Num(9.0), Op::Event(7), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(8), Op::Mul, Op::Event(2), Op::Div, Op::Add, Op::Event(9), Op::Event(2), Op::Div, Op::Add, Op::Event(10), Op::Event(2), Op::Div, Op::Add, Op::Div, Op::Mul],
+        threshold_metrics: &["Info_Botlnk_L2_IC_Misses"],
+        threshold: &[Op::Event(0), Op::Num(5.0), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Botlnk_L2_IC_Misses > 5",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMispredict",
@@ -3513,6 +4205,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMispredict"],
+        threshold: &[Op::Event(0), Op::Num(200.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMispredict < 200",
     },
     MetricInfo {
         name: "Info_Bad_Spec_IpMisp_Indirect",
@@ -3533,6 +4229,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b / c * d)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Div, Op::Event(3), Op::Mul, Op::Div],
+        threshold_metrics: &["Info_Bad_Spec_IpMisp_Indirect"],
+        threshold: &[Op::Event(0), Op::Num(1000.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Bad_Spec_IpMisp_Indirect < 1000",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Branch_Misprediction_Cost",
@@ -3568,6 +4268,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f / 100",
         ops: &[Op::Num(100.0), Op::Num(1.0), Op::Num(10.0), Op::Event(0), Op::Event(1), Op::Div, Op::Event(2), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(1.0), Op::Event(5), Op::Event(9), Op::Event(6), Op::Sub, Op::Div, Op::Sub, Op::Mul, Op::Num(0.0001), Op::Max, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Div, Op::Sub, Op::Mul, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(1), Op::Event(0), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(7), Op::Num(2.0), Op::Div, Op::Event(8), Op::Select, Op::Mul, Op::Add, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Mul, Op::Num(4.0), Op::Event(10), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Div, Op::Event(5), Op::Event(5), Op::Event(6), Op::Add, Op::Div, Op::Event(11), Op::Mul, Op::Event(4), Op::Div, Op::Mul, Op::Event(12), Op::Num(2.0), Op::Event(13), Op::Mul, Op::Add, Op::Event(4), Op::Div, Op::Event(14), Op::Event(4), Op::Div, Op::Add, Op::Event(11), Op::Event(4), Op::Div, Op::Num(9.0), Op::Event(15), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Add, Op::Num(2.0), Op::Event(16), Op::Mul, Op::Event(4), Op::Div, Op::Add, Op::Event(17), Op::Event(4), Op::Div, Op::Add, Op::Event(18), Op::Event(4), Op::Div, Op::Add, Op::Div, Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Mul, Op::Num(4.0), Op::Div, Op::Event(5), Op::Div, Op::Num(100.0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Bad_Spec_Spec_Clears_Ratio",
@@ -3587,6 +4291,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_NT",
@@ -3605,6 +4313,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Cond_TK",
@@ -3624,6 +4336,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a - b) / c",
         ops: &[Op::Event(0), Op::Event(1), Op::Sub, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_CallRet",
@@ -3643,6 +4359,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b) / c",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Branches_Jump",
@@ -3664,6 +4384,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a - (b - c) - 2 * d) / e",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Sub, Op::Sub, Op::Num(2.0), Op::Event(3), Op::Mul, Op::Sub, Op::Event(4), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Load_Miss_Real_Latency",
@@ -3683,6 +4407,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
         ops: &[Op::Event(0), Op::Event(1), Op::Event(2), Op::Add, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_MLP",
@@ -3701,6 +4429,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI",
@@ -3719,6 +4451,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1MPKI_Load",
@@ -3737,6 +4473,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI",
@@ -3755,6 +4495,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_All",
@@ -3773,6 +4517,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_Load",
@@ -3791,6 +4539,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2MPKI_RFO",
@@ -3809,6 +4561,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_All",
@@ -3828,6 +4584,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * (a - b) / c",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(2), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2HPKI_Load",
@@ -3846,6 +4606,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3MPKI",
@@ -3864,6 +4628,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_FB_HPKI",
@@ -3882,6 +4650,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L1D_Cache_Fill_BW",
@@ -3899,6 +4671,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L2_Cache_Fill_BW",
@@ -3916,6 +4692,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Fill_BW",
@@ -3933,6 +4713,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_L3_Cache_Access_BW",
@@ -3950,6 +4734,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Page_Walks_Utilization",
@@ -3972,6 +4760,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) / (2 * (e / 2 if HYPERTHREADING_ON else f))",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(2.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Event(5), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &["Info_Memory_TLB_Page_Walks_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_Memory_TLB_Page_Walks_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Code_STLB_MPKI",
@@ -3990,6 +4782,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Load_STLB_MPKI",
@@ -4008,6 +4804,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_TLB_Store_STLB_MPKI",
@@ -4026,6 +4826,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L1D_Cache_Fill_BW_2T",
@@ -4043,6 +4847,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Cache_Fill_BW_2T",
@@ -4060,6 +4868,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Fill_BW_2T",
@@ -4077,6 +4889,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L3_Cache_Access_BW_2T",
@@ -4094,6 +4910,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_Silent_PKI",
@@ -4112,6 +4932,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Core_L2_Evictions_NonSilent_PKI",
@@ -4130,6 +4954,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_Miss_Latency",
@@ -4148,6 +4976,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Load_L2_MLP",
@@ -4166,6 +4998,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Latency_Data_L2_MLP",
@@ -4184,6 +5020,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_Memory_Mix_UC_Load_PKI",
@@ -4202,6 +5042,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
         ops: &[Op::Num(1000.0), Op::Event(0), Op::Mul, Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_GFLOPs",
@@ -4223,6 +5067,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Num(2.0), Op::Event(1), Op::Mul, Op::Add, Op::Num(4.0), Op::Event(2), Op::Mul, Op::Add, Op::Num(8.0), Op::Event(3), Op::Mul, Op::Add, Op::Num(16.0), Op::Event(4), Op::Mul, Op::Add, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Power_License0_Utilization",
@@ -4242,6 +5090,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Power_License1_Utilization",
@@ -4261,6 +5113,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Select],
+        threshold_metrics: &["Info_System_Power_License1_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Power_License1_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_System_Power_License2_Utilization",
@@ -4280,6 +5136,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Event(0), Op::Num(2.0), Op::Div, Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Event(0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Event(2), Op::Select, Op::Div, Op::Select],
+        threshold_metrics: &["Info_System_Power_License2_Utilization"],
+        threshold: &[Op::Event(0), Op::Num(0.5), Op::Gt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Power_License2_Utilization > 0.5",
     },
     MetricInfo {
         name: "Info_System_SMT_2T_Utilization",
@@ -4298,6 +5158,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "1 - a / (b / 2) if HYPERTHREADING_ON else 0",
         ops: &[Op::Const(Constant::HyperthreadingOn), Op::Num(1.0), Op::Event(0), Op::Event(1), Op::Num(2.0), Op::Div, Op::Div, Op::Sub, Op::Num(0.0), Op::Select],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_DRAM_BW_Use",
@@ -4316,6 +5180,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Num(64.0), Op::Event(0), Op::Event(1), Op::Add, Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Read_BW",
@@ -4336,6 +5204,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_IO_Write_BW",
@@ -4356,6 +5228,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Add, Op::Event(3), Op::Add, Op::Num(4.0), Op::Mul, Op::Num(1000000000.0), Op::Div, Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Info_System_Time",
@@ -4372,6 +5248,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "DURATIONTIMEINMILLISECONDS / 1000",
         ops: &[Op::Const(Constant::DurationMilliseconds), Op::Num(1000.0), Op::Div],
+        threshold_metrics: &["Info_System_Time"],
+        threshold: &[Op::Event(0), Op::Num(1.0), Op::Lt],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "Info_System_Time < 1",
     },
     MetricInfo {
         name: "Info_System_MUX",
@@ -4390,5 +5270,9 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "a / b",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &["Info_System_MUX"],
+        threshold: &[Op::Event(0), Op::Num(1.1), Op::Gt, Op::Event(0), Op::Num(0.9), Op::Lt, Op::Max],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)",
     },
 ];

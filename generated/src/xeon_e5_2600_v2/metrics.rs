@@ -23,6 +23,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Mul, Op::Event(0), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "ipc",
@@ -41,6 +45,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "inst / cycles",
         ops: &[Op::Event(0), Op::Event(1), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_read",
@@ -58,6 +66,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "rd * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_write",
@@ -75,6 +87,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "wr * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "memory_bandwidth_total",
@@ -93,6 +109,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS",
         ops: &[Op::Event(0), Op::Event(1), Op::Add, Op::Num(64.0), Op::Mul, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Frontend_Bound",
@@ -113,6 +133,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * a / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Num(1.0), Op::Event(2), Op::Event(3), Op::Div, Op::Add, Op::Mul, Op::Event(1), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Bad_Speculation",
@@ -136,6 +160,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * (i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec)) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(2), Op::Num(2.0), Op::Div, Op::Event(3), Op::Select, Op::Mul, Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(4), Op::Num(2.0), Op::Div, Op::Num(1.0), Op::Event(5), Op::Event(6), Op::Div, Op::Add, Op::Mul, Op::Event(4), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Retiring",
@@ -156,6 +184,10 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 * r / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Event(0), Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(1), Op::Num(2.0), Op::Div, Op::Num(1.0), Op::Event(2), Op::Event(3), Op::Div, Op::Add, Op::Mul, Op::Event(1), Op::Select, Op::Mul, Op::Div],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
     MetricInfo {
         name: "Backend_Bound",
@@ -180,5 +212,9 @@ pub static METRICS: &[MetricInfo] = &[
         #[cfg(feature = "metadata")]
         formula: "100 - 100 * (a + i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec) + r) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))",
         ops: &[Op::Num(100.0), Op::Num(100.0), Op::Event(0), Op::Event(1), Op::Add, Op::Event(2), Op::Sub, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(3), Op::Num(2.0), Op::Div, Op::Event(4), Op::Select, Op::Mul, Op::Add, Op::Event(2), Op::Add, Op::Mul, Op::Num(4.0), Op::Const(Constant::HyperthreadingOn), Op::Event(5), Op::Num(2.0), Op::Div, Op::Num(1.0), Op::Event(6), Op::Event(7), Op::Div, Op::Add, Op::Mul, Op::Event(5), Op::Select, Op::Mul, Op::Div, Op::Sub],
+        threshold_metrics: &[],
+        threshold: &[],
+        #[cfg(feature = "metadata")]
+        threshold_formula: "",
     },
 ];

@@ -8,7 +8,10 @@
 //!   this process's terminal, its exit status as a shell reports it, `-r` and `-I`;
 //! - [`aggr`]: counts summed, per CPU (`-A`) or per socket (`--per-socket`);
 //! - [`rows`]: counts, units, perf's comments and spreads;
-//! - [`report`]: perf's text, CSV and JSON layouts.
+//! - [`report`]: perf's text, CSV and JSON layouts;
+//! - [`sim`] and [`views`]: a metric plan counted on the simulator over a command's run, shown
+//!   as the top-down tree (`--td-level`, nodes over Intel's thresholds marked) or a view
+//!   across units (`--view memory`).
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
@@ -40,6 +43,10 @@ pub mod events;
 pub mod report;
 pub mod rows;
 pub mod run;
+#[cfg(feature = "json")]
+pub mod sim;
+#[cfg(feature = "json")]
+pub mod views;
 
 /// Why a measurement could not be made.
 #[derive(Debug)]

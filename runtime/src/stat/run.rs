@@ -195,7 +195,7 @@ fn read_all(opened: &mut Opened) -> Result<Vec<Option<Vec<EventReading>>>, StatE
 }
 
 /// The exit status as a shell reports it.
-fn shell_status(s: ExitStatus) -> i32 {
+pub(super) fn shell_status(s: ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     s.code()
         .or_else(|| s.signal().map(|sig| 128 + sig))

@@ -74,6 +74,27 @@ pub struct StatArgs {
     /// Write the counts to FILE instead of stderr (never through a symbolic link).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Count on a simulated machine instead (its uncore and top-down registers), running
+    /// --workload while the command runs; with --td-level or --view.
+    #[arg(long, requires = "sim_view")]
+    sim: bool,
+    /// With --sim: the simulated processor (default: the first of the spec with the top-down
+    /// registers and the memory view's metrics, ice-lake-sp).
+    #[arg(long, requires = "sim")]
+    processor: Option<String>,
+    /// With --sim: what the simulated machine runs (`pmu list --workloads`).
+    #[arg(long, value_name = "NAME", requires = "sim")]
+    workload: Option<String>,
+    /// The top-down tree to level N, indented, each node over its threshold (Intel's metric
+    /// lists) marked `<==`, as toplev shows it.
+    #[arg(long = "td-level", value_name = "N", group = "sim_view", requires = "sim",
+          value_parser = clap::value_parser!(u8).range(1..=6))]
+    td_level: Option<u8>,
+    /// A view across units: `memory` (each socket's DRAM read and write bandwidth per
+    /// channel, as pcm-memory shows it).
+    #[arg(long, value_name = "VIEW", group = "sim_view", requires = "sim",
+          value_parser = clap::builder::PossibleValuesParser::new(pmu_runtime::stat::views::VIEWS))]
+    view: Option<String>,
     /// The command to count, after `--`, with its arguments.
     #[arg(trailing_var_arg = true, value_name = "CMD")]
     command: Vec<String>,
@@ -130,6 +151,12 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
+    if a.sim {
+        return match sim_view(a) {
+            Ok(code) => code,
+            Err((m, code)) => fail(&m, code),
+        };
+    }
     // `pmu stat --` with nothing after it: perf would count the system until Ctrl-C, which
     // is rarely what was meant.
     if a.command.is_empty() && std::env::args().skip(2).any(|w| w == "--") {
@@ -173,4 +200,43 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         }
         Err(e) => fail(&e.to_string(), e.exit_code()),
     }
+}
+
+/// `pmu stat --sim --td-level N` or `--view memory`: the library counts and words it; this
+/// prints it where the counts go.
+fn sim_view(a: &StatArgs) -> Result<ExitCode, (String, u8)> {
+    use pmu_runtime::stat::views;
+    let usage = |m: String| (m, 2);
+    let processor = match a.processor.as_deref() {
+        Some(p) => crate::watch_metrics::processor_info(p).map_err(|e| usage(e.to_string()))?,
+        None => views::default_sim_processor()
+            .ok_or_else(|| usage("--sim needs --processor here".to_string()))?,
+    };
+    let workload = match a.workload.as_deref() {
+        Some(w) => pmu_runtime::machine::workload_named(w).map_err(|e| usage(e.to_string()))?,
+        None => pmu_runtime::machine::default_workload(),
+    };
+    let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    let (text, code) = match a.td_level {
+        Some(level) => {
+            let (nodes, counts) =
+                views::topdown_on_sim(processor, workload, level, &a.command, &stop)
+                    .map_err(failed)?;
+            let head = views::sim_header(&a.command, &counts);
+            (head + &views::render_tree(&nodes, level), counts.exit_code)
+        }
+        None => {
+            let (rows, counts) =
+                views::memory_on_sim(processor, workload, &a.command, &stop).map_err(failed)?;
+            let head = views::sim_header(&a.command, &counts);
+            (head + &views::render_memory(&rows), counts.exit_code)
+        }
+    };
+    let mut out = sink(a).map_err(|m| (m, 1))?;
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    Ok(ExitCode::from((code & 0xff) as u8))
 }

@@ -1,0 +1,127 @@
+//! `pmu stat --sim`: a metric plan counted on a simulated machine for a command's lifetime.
+//! The command runs for real (with this process's terminal); the simulated processor runs a
+//! named workload ([`crate::machine::WORKLOADS`]) meanwhile, on the wall clock, so that a
+//! metric's value is the workload's whatever the command's length.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use pmu_regs::metrics::Constants;
+use pmu_regs::ProcessorInfo;
+
+use crate::constants::PartConstants;
+use crate::machine::{Machine, NamedWorkload};
+use crate::metrics::Plan;
+use crate::perf::sysfs::EventSources;
+use crate::session::{
+    Clock, Interval, Options, Pace, Route, SeriesInfo, Session, SessionBackend, Sockets,
+};
+
+use super::StatError;
+
+/// What a plan counted on the simulator over a command's run.
+#[derive(Debug, Clone)]
+pub struct SimCounts {
+    /// The simulated processor.
+    pub processor: &'static ProcessorInfo,
+    /// What it ran.
+    pub workload: &'static NamedWorkload,
+    /// What each counted series is.
+    pub series: Vec<SeriesInfo>,
+    /// The counts over the command's run.
+    pub interval: Interval,
+    /// The part's constants (sockets, CPUs, TSC frequency), with the run's length.
+    pub constants: Constants,
+    /// The command's exit status as a shell reports it (128 + the signal that ended it).
+    pub exit_code: i32,
+}
+
+/// A session error as a measurement's.
+fn session_error(e: crate::Error) -> StatError {
+    match e {
+        crate::Error::Usage(u) => StatError::Usage(u.to_string()),
+        other => StatError::Read(std::io::Error::other(other.to_string())),
+    }
+}
+
+/// Counts `plan` on every socket (and, for core events, every CPU) of a simulator of
+/// `processor` running `workload`, from before `command` starts until it ends (without a
+/// command, until `stop` is set: the caller sets it on Ctrl-C). Everything programmed is put
+/// back whatever happens.
+pub fn count_on_sim(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    plan: &Plan,
+    command: &[String],
+    stop: &AtomicBool,
+) -> Result<SimCounts, StatError> {
+    let machine = Machine::simulating(processor);
+    let part = PartConstants::read(&machine, processor, &PathBuf::from("/"));
+    let selection = plan
+        .selection()
+        .map_err(|e| StatError::Usage(e.to_string()))?
+        .on(Sockets::All)
+        .on_every_cpu(true);
+    let backend = SessionBackend::new(&machine, Route::Raw, EventSources::default());
+    let options = Options {
+        clock: Clock::Wall,
+        pace: Pace::Workload(workload),
+        topdown: !plan.topdown.is_empty(),
+        ..Options::default()
+    };
+    let mut session = Session::open(&backend, &selection, options).map_err(session_error)?;
+    session.start().map_err(session_error)?;
+    let status = run_rotating(&mut session, command, stop);
+    let interval = session.interval().map_err(session_error);
+    let series = session.series().to_vec();
+    let closed = session.close().map_err(session_error);
+    let (status, interval) = (status?, interval?);
+    closed?;
+    Ok(SimCounts {
+        processor,
+        workload,
+        series,
+        constants: Constants {
+            duration_seconds: Some(interval.seconds),
+            ..part.constants()
+        },
+        interval,
+        exit_code: status,
+    })
+}
+
+/// Runs `command` to its end (none: waits for `stop`), ending each turn on time meanwhile
+/// where boxes count more events than they have counters ([`Session::rotate`]): its status
+/// as a shell reports it.
+fn run_rotating(
+    session: &mut Session<'_>,
+    command: &[String],
+    stop: &AtomicBool,
+) -> Result<i32, StatError> {
+    if command.is_empty() {
+        while !stop.load(Ordering::SeqCst) {
+            session.rotate().map_err(session_error)?;
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        return Ok(0);
+    }
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .spawn()
+        .map_err(|source| StatError::Spawn {
+            command: command[0].clone(),
+            source,
+        })?;
+    loop {
+        if let Some(status) = child.try_wait().map_err(StatError::Read)? {
+            return Ok(super::run::shell_status(status));
+        }
+        if let Err(e) = session.rotate() {
+            let _ = child.wait();
+            return Err(session_error(e));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}

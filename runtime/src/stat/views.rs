@@ -1,0 +1,323 @@
+//! What `pmu stat` shows from a metric plan rather than from perf's rows: the top-down tree
+//! to a level (`--td-level N`, as toplev and `perf stat --td-level` show it), each node over
+//! its threshold (Intel's `Threshold`, in the spec) marked; and named views across units
+//! (`--view memory`: each socket's DRAM read and write bandwidth per channel, as pcm-memory
+//! shows it).
+
+use std::sync::atomic::AtomicBool;
+
+use pmu_regs::metrics::{for_processor, MetricInfo};
+use pmu_regs::ProcessorInfo;
+
+use crate::machine::{Machine, NamedWorkload};
+use crate::metrics::{MetricValue, Plan};
+use crate::report::table::TextTable;
+
+use super::sim::{count_on_sim, SimCounts};
+use super::StatError;
+
+/// The marker a node over its threshold carries, as toplev marks the bottleneck.
+pub const OVER_THRESHOLD: &str = "<==";
+
+/// The views `--view` names.
+pub const VIEWS: [&str; 1] = ["memory"];
+
+/// One node of the top-down tree.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TopdownNode {
+    /// The metric.
+    pub metric: &'static MetricInfo,
+    /// Its depth in the tree (0: level 1).
+    pub depth: u8,
+    /// Its value; `None` where it is not defined.
+    pub value: Option<f64>,
+    /// Whether it is over its threshold; `None` without a threshold, or where a value the
+    /// threshold reads is missing.
+    pub over: Option<bool>,
+}
+
+/// The top-down tree of `processor` to `level`: each metric of the hierarchy (one with a
+/// parent, or the parent of one) whose level is at most `level` and whose ancestors all are,
+/// each after its parent, siblings in spec order; with each one's depth.
+pub fn tree_order(processor: &str, level: u8) -> Vec<(&'static MetricInfo, u8)> {
+    let all = for_processor(processor);
+    let is_parent = |m: &MetricInfo| all.iter().any(|c| c.parent == Some(m.name));
+    let mut out = Vec::new();
+    let add = |parent: Option<&str>, depth: u8, out: &mut Vec<(&'static MetricInfo, u8)>| {
+        for m in all
+            .iter()
+            .filter(|m| m.parent == parent && m.level <= level)
+            .filter(|m| parent.is_some() || is_parent(m))
+        {
+            out.push((m, depth));
+        }
+    };
+    add(None, 0, &mut out);
+    // Breadth by depth, then each child placed after its parent.
+    let mut i = 0;
+    while i < out.len() {
+        let (m, depth) = out[i];
+        let mut children = Vec::new();
+        add(Some(m.name), depth + 1, &mut children);
+        let at = i + 1;
+        for (k, c) in children.into_iter().enumerate() {
+            out.insert(at + k, c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The processor `pmu stat --sim` simulates unless told: the first of the spec whose
+/// top-down level 1 reads the top-down registers (IA32_PERF_METRICS: Ice Lake-SP on) and that
+/// has the memory view's metrics.
+pub fn default_sim_processor() -> Option<&'static ProcessorInfo> {
+    pmu_regs::PROCESSORS.iter().copied().find(|p| {
+        let reads_registers = tree_order(p.id, 1).iter().any(|(m, _)| {
+            m.events
+                .iter()
+                .any(|e| e.read != pmu_regs::metrics::MetricRead::Counted)
+        });
+        reads_registers && MEMORY_METRICS.iter().all(|n| view_metric(p.id, n).is_ok())
+    })
+}
+
+/// The metrics the memory view reads, on each channel's box.
+const MEMORY_METRICS: [&str; 2] = ["memory_bandwidth_read", "memory_bandwidth_write"];
+
+/// The metrics `nodes` need counted: theirs, and those their thresholds read.
+fn with_threshold_inputs(
+    processor: &str,
+    nodes: &[(&'static MetricInfo, u8)],
+) -> Vec<&'static MetricInfo> {
+    let all = for_processor(processor);
+    let mut out: Vec<&'static MetricInfo> = nodes.iter().map(|(m, _)| *m).collect();
+    for (m, _) in nodes {
+        for name in m.threshold_metrics {
+            if let Some(t) = all.iter().find(|x| x.name == *name) {
+                if !out.iter().any(|o| o.name == t.name) {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every value of `counts` summed over the whole machine (every socket and CPU), as `perf
+/// stat -a` sums them.
+fn machine_values(plan: &Plan, counts: &SimCounts) -> Vec<MetricValue> {
+    let series: Vec<_> = counts
+        .series
+        .iter()
+        .cloned()
+        .map(|mut s| {
+            s.socket = 0;
+            s
+        })
+        .collect();
+    let mut interval = counts.interval.clone();
+    for t in &mut interval.topdown {
+        t.socket = 0;
+    }
+    plan.interval_values(&series, &interval, false, &counts.constants)
+}
+
+/// The tree's nodes with their values and markers, from `values` (by metric name).
+pub fn tree_nodes(order: &[(&'static MetricInfo, u8)], values: &[MetricValue]) -> Vec<TopdownNode> {
+    let value_of = |name: &str| {
+        values
+            .iter()
+            .find(|v| v.metric.name == name)
+            .and_then(|v| v.value)
+    };
+    order
+        .iter()
+        .map(|&(metric, depth)| TopdownNode {
+            metric,
+            depth,
+            value: value_of(metric.name),
+            over: metric.over_threshold(value_of),
+        })
+        .collect()
+}
+
+/// A plan of `metrics` for `processor`, under the simulator's constants.
+fn sim_plan(
+    processor: &'static ProcessorInfo,
+    metrics: &[&'static MetricInfo],
+) -> Result<Plan, StatError> {
+    let part = crate::constants::PartConstants::read(
+        &Machine::simulating(processor),
+        processor,
+        std::path::Path::new("/"),
+    );
+    Plan::new(processor.id, metrics, &part.constants()).map_err(|e| StatError::Usage(e.to_string()))
+}
+
+/// `pmu stat --sim --td-level N -- CMD`: the top-down tree of a simulator of `processor`
+/// running `workload` over the command's run, and its exit status.
+pub fn topdown_on_sim(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    level: u8,
+    command: &[String],
+    stop: &AtomicBool,
+) -> Result<(Vec<TopdownNode>, SimCounts), StatError> {
+    let order = tree_order(processor.id, level);
+    if order.is_empty() {
+        return Err(StatError::Usage(format!(
+            "{} has no top-down hierarchy in the spec (`pmu list --metrics --processor {}`); \
+             name one that has (a metric with a parent in `pmu list --metrics`)",
+            processor.id, processor.id
+        )));
+    }
+    let plan = sim_plan(processor, &with_threshold_inputs(processor.id, &order))?;
+    let counts = count_on_sim(processor, workload, &plan, command, stop)?;
+    let nodes = tree_nodes(&order, &machine_values(&plan, &counts));
+    Ok((nodes, counts))
+}
+
+/// The tree as text: a node a line, indented by depth, value, unit, and the marker on each
+/// node over its threshold.
+pub fn render_tree(nodes: &[TopdownNode], level: u8) -> String {
+    let mut t = TextTable::new(&[&format!("top-down, level {level}"), "value", "unit", ""])
+        .right_align(&[1]);
+    for n in nodes {
+        t.row(vec![
+            format!("{}{}", "  ".repeat(usize::from(n.depth)), n.metric.name),
+            n.value.map_or("n/a".into(), |v| format!("{v:.2}")),
+            n.metric.unit.to_string(),
+            if n.over == Some(true) {
+                OVER_THRESHOLD.to_string()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    let mut out = t.render();
+    out.push_str(&format!(
+        "\n{OVER_THRESHOLD}: over its threshold (Intel's metric list), where to look next\n"
+    ));
+    out
+}
+
+/// One memory channel's bandwidth.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelBandwidth {
+    /// The socket.
+    pub socket: u32,
+    /// The channel's box (`IMC0`, `CH2`).
+    pub channel: String,
+    /// Read bandwidth, in the metric's unit.
+    pub read: Option<f64>,
+    /// Write bandwidth.
+    pub write: Option<f64>,
+    /// The unit (`MB/sec`).
+    pub unit: &'static str,
+}
+
+/// The metric of `processor` called `name`, or why the view needs it.
+fn view_metric(processor: &str, name: &str) -> Result<&'static MetricInfo, StatError> {
+    for_processor(processor)
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| {
+            StatError::Usage(format!(
+                "--view memory reads the metric {name}, which {processor} does not have in \
+                 the spec; name a processor that has it (`pmu list --metrics PATTERN`)"
+            ))
+        })
+}
+
+/// `pmu stat --sim --view memory -- CMD`: each socket's DRAM read and write bandwidth per
+/// channel (the spec's `memory_bandwidth_read` and `memory_bandwidth_write`, evaluated on each
+/// channel's box), over the command's run on a simulator of `processor` running `workload`.
+pub fn memory_on_sim(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    command: &[String],
+    stop: &AtomicBool,
+) -> Result<(Vec<ChannelBandwidth>, SimCounts), StatError> {
+    let metrics = [
+        view_metric(processor.id, MEMORY_METRICS[0])?,
+        view_metric(processor.id, MEMORY_METRICS[1])?,
+    ];
+    let plan = sim_plan(processor, &metrics)?;
+    let counts = count_on_sim(processor, workload, &plan, command, stop)?;
+    let mut channels: Vec<(u32, String)> = Vec::new();
+    for s in &counts.series {
+        if !channels.contains(&(s.socket, s.instance.clone())) {
+            channels.push((s.socket, s.instance.clone()));
+        }
+    }
+    let rows = channels
+        .into_iter()
+        .map(|(socket, channel)| {
+            let mut sums = vec![(0u64, None); plan.events.len()];
+            for (s, c) in counts.series.iter().zip(&counts.interval.counts) {
+                if s.socket == socket && s.instance == channel {
+                    if let Some(slot) = sums.get_mut(s.event_index) {
+                        slot.0 += c.delta;
+                        slot.1 = c.running_ratio;
+                    }
+                }
+            }
+            let values = plan.evaluate(&sums, &counts.constants);
+            ChannelBandwidth {
+                socket,
+                channel,
+                read: values[0],
+                write: values[1],
+                unit: metrics[0].unit,
+            }
+        })
+        .collect();
+    Ok((rows, counts))
+}
+
+/// The channels as pcm-memory shows them: a row per socket and channel, then each socket's
+/// total.
+pub fn render_memory(rows: &[ChannelBandwidth]) -> String {
+    let unit = rows.first().map_or("MB/sec", |r| r.unit);
+    let (read, write) = (format!("read {unit}"), format!("write {unit}"));
+    let mut t = TextTable::new(&["socket", "channel", &read, &write]).right_align(&[0, 2, 3]);
+    let value = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.2}"));
+    let mut sockets: Vec<u32> = rows.iter().map(|r| r.socket).collect();
+    sockets.dedup();
+    for socket in sockets {
+        let mine: Vec<&ChannelBandwidth> = rows.iter().filter(|r| r.socket == socket).collect();
+        for r in &mine {
+            t.row(vec![
+                socket.to_string(),
+                r.channel.clone(),
+                value(r.read),
+                value(r.write),
+            ]);
+        }
+        let total = |f: fn(&ChannelBandwidth) -> Option<f64>| {
+            mine.iter().map(|r| f(r)).sum::<Option<f64>>()
+        };
+        t.row(vec![
+            socket.to_string(),
+            "total".into(),
+            value(total(|r| r.read)),
+            value(total(|r| r.write)),
+        ]);
+    }
+    t.render()
+}
+
+/// The line that says what was counted: the command, the simulated processor and its
+/// workload.
+pub fn sim_header(command: &[String], counts: &SimCounts) -> String {
+    let target = if command.is_empty() {
+        "system wide".to_string()
+    } else {
+        format!("'{}'", command.join(" "))
+    };
+    format!(
+        "\n Performance counter stats for {target} (simulated {}, workload {}):\n\n",
+        counts.processor.id, counts.workload.name
+    )
+}

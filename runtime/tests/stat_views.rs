@@ -1,0 +1,169 @@
+//! `pmu stat --sim --td-level N` and `pmu stat --sim --view memory` on a simulated Sapphire
+//! Rapids running a named workload. Expected values come from the workload's named
+//! quantities (runtime/src/sim/workloads.rs) through the vendor's formulas, computed here by
+//! hand; the markers from Intel's thresholds (sapphirerapids_metrics.json, `Threshold`):
+//! Backend_Bound > 20; Memory_Bound > 20 and Backend_Bound > 20; Core_Bound > 10 and
+//! Backend_Bound > 20; Frontend_Bound > 15.
+
+use std::process::{Command, Output};
+
+use pmu_runtime::machine::workload_named as workload;
+
+fn pmu(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(args)
+        .output()
+        .expect("pmu runs")
+}
+
+/// The line of `text` whose first word is `name`, split into its words.
+fn line_of<'t>(text: &'t str, name: &str) -> Vec<&'t str> {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.first() == Some(&name))
+        .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
+}
+
+/// Byte `n` of IA32_PERF_METRICS as the workload sets it, of 0xFF.
+fn byte(perf_metrics: u64, n: u32) -> f64 {
+    ((perf_metrics >> (8 * n)) & 0xff) as f64
+}
+
+#[test]
+fn the_top_down_tree_marks_the_nodes_over_their_thresholds() {
+    let w = workload("memory-bound").unwrap();
+    let out = pmu(&[
+        "stat",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "--workload",
+        w.name,
+        "--td-level",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        "sleep 0.05; exit 4",
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    // The command's status passes through.
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    // Bytes 0 to 3: retiring, bad speculation, frontend bound, backend bound; byte 7 memory
+    // bound (Linux's INTEL_TD_METRIC_* order).
+    let pm = w.perf_metrics;
+    let level1 = byte(pm, 0) + byte(pm, 1) + byte(pm, 2) + byte(pm, 3);
+    let backend = 100.0 * byte(pm, 3) / level1;
+    let memory = 100.0 * byte(pm, 7) / level1;
+    let core = 100.0 * (byte(pm, 3) - byte(pm, 7)) / level1;
+    // The workload's shares make one node over and one under on each side of a threshold.
+    assert!(backend > 20.0 && memory > 20.0 && core < 10.0);
+    for (name, value, over) in [
+        ("Backend_Bound", backend, true),
+        ("Memory_Bound", memory, true),
+        ("Core_Bound", core, false),
+    ] {
+        let words = line_of(&text, name);
+        let shown: f64 = words[1].parse().unwrap();
+        assert!(
+            (shown - value).abs() < 0.01,
+            "{name}: {shown} against {value}"
+        );
+        assert_eq!(words.last() == Some(&"<=="), over, "{name}: {words:?}");
+    }
+    // Frontend bound: its share less the dropped uops (a rare event), under 15.
+    let frontend = line_of(&text, "Frontend_Bound");
+    let shown: f64 = frontend[1].parse().unwrap();
+    assert!(shown <= 100.0 * byte(pm, 2) / level1 && shown > 100.0 * byte(pm, 2) / level1 - 0.1);
+    assert_ne!(frontend.last(), Some(&"<=="));
+    // Level 2 nodes are indented under their parents, and the tree stops at level 2.
+    let indented = text.lines().find(|l| l.contains("Memory_Bound")).unwrap();
+    assert!(indented.starts_with("  Memory_Bound"), "{indented}");
+    assert!(!text.contains("L1_Bound"), "{text}");
+}
+
+#[test]
+fn the_memory_view_shows_every_channel_of_every_socket() {
+    let w = workload("memory-bound").unwrap();
+    let out = pmu(&[
+        "stat",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "--workload",
+        w.name,
+        "--view",
+        "memory",
+        "-a",
+        "--",
+        "sleep",
+        "0.05",
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    // CAS commands per period of uncore cycles, each moving a 64-byte line.
+    let per_period = |event: &str| -> f64 {
+        w.pattern_of(event)
+            .runs
+            .iter()
+            .map(|r| f64::from(r.per_cycle) * f64::from(r.cycles))
+            .sum()
+    };
+    let periods_per_second = w.uncore_mhz as f64 * 1e6 / 1000.0;
+    let mb_s = |event: &str| per_period(event) * periods_per_second * 64.0 / 1e6;
+    let (read, write) = (mb_s("UNC_M_CAS_COUNT.RD"), mb_s("UNC_M_CAS_COUNT.WR"));
+    // One channel by hand: socket 1's IMC3.
+    let row = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.len() == 4 && w[0] == "1" && w[1] == "IMC3")
+        .unwrap_or_else(|| panic!("no row for socket 1 IMC3:\n{text}"));
+    let (r, wr): (f64, f64) = (row[2].parse().unwrap(), row[3].parse().unwrap());
+    assert!((r - read).abs() / read < 1e-3, "read {r} against {read}");
+    assert!(
+        (wr - write).abs() / write < 1e-3,
+        "write {wr} against {write}"
+    );
+    // Every channel of every socket: the spec's IMC boxes of the part, on both sockets.
+    let p = pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == "sapphire-rapids")
+        .unwrap();
+    let imcs: Vec<String> = pmu_runtime::boxes::Boxes::of(p)
+        .boxes
+        .iter()
+        .filter(|b| b.unit.name == "IMC")
+        .map(|b| b.instance.to_string())
+        .collect();
+    assert!(!imcs.is_empty());
+    for socket in ["0", "1"] {
+        for imc in &imcs {
+            assert!(
+                text.lines().any(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    w.len() == 4 && w[0] == socket && w[1] == imc
+                }),
+                "socket {socket} {imc} missing:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_view_without_the_simulator_or_a_part_without_the_tree_is_refused() {
+    let out = pmu(&["stat", "--td-level", "1", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = pmu(&[
+        "stat",
+        "--sim",
+        "--processor",
+        "xeon-7500",
+        "--view",
+        "memory",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("memory_bandwidth_read"), "{text}");
+}

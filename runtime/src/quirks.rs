@@ -37,6 +37,31 @@ impl Quirks {
     };
 }
 
+impl Quirks {
+    /// The names [`Quirks::without`] takes: each quirk's spec element, and `all`.
+    pub const NAMES: [&'static str; 3] = ["global-init", "saturation", "all"];
+
+    /// Every quirk handled but those `names` names (`global-init`, `saturation`, or `all`
+    /// for every one): what `pmu watch` and `pmu check` take as `--no-quirk NAME`.
+    pub fn without<S: AsRef<str>>(names: &[S]) -> Result<Quirks, crate::error::UsageError> {
+        let mut quirks = Quirks::ALL;
+        for name in names {
+            match name.as_ref() {
+                "global-init" => quirks.global_init = false,
+                "saturation" => quirks.saturation = false,
+                "all" => quirks = Quirks::NONE,
+                other => {
+                    return Err(crate::error::UsageError::BadValue {
+                        text: other.to_string(),
+                        expected: format!("a quirk: {}", Quirks::NAMES.join(", ")),
+                    })
+                }
+            }
+        }
+        Ok(quirks)
+    }
+}
+
 impl Default for Quirks {
     fn default() -> Self {
         Quirks::ALL

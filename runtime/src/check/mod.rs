@@ -1,6 +1,16 @@
 //! `pmu check`, the conformance run for a real machine (issue 39), built as library parts a
-//! program can call, one module each; the command only prints them. The first part:
+//! program can call, one module each; the command only prints them:
 //! [`holders`], what else holds the counters (the NMI watchdog, perf events other processes
-//! have open), which a run must name before it trusts a comparison.
+//! have open), which a run must name before it trusts a comparison; [`outcome`], a run's
+//! rows, table, verdict and JSON; [`simulated`], the run on the simulator; [`against_perf`],
+//! this machine's kernel counts through the runtime's perf backend against the real
+//! `perf stat`; [`here`], the run on this machine.
 
+#[cfg(target_os = "linux")]
+pub mod against_perf;
+#[cfg(target_os = "linux")]
+pub mod here;
 pub mod holders;
+pub mod outcome;
+#[cfg(target_os = "linux")]
+pub mod simulated;

@@ -4,6 +4,7 @@
 // Functions read in one sitting: at most 80 lines (clippy.toml), with no `allow`.
 #![warn(clippy::too_many_lines)]
 
+mod check;
 mod completion;
 mod counting;
 mod decode;
@@ -144,6 +145,14 @@ enum Command {
     ///
     /// Example: pmu discover --table dump.bin --processor PROCESSOR --check
     Discover(discover::DiscoverArgs),
+    /// A conformance run: does this machine count what the kernel and `perf stat` count?
+    /// With --sim, every check against a simulated part whose events are known exactly.
+    ///
+    /// Prints a table (check, expected, measured, tolerance, verdict) and a verdict line;
+    /// exit status 1 when a check fails. Writes nothing but what a session puts back.
+    ///
+    /// Example: pmu check; pmu check --sim --processor xeon-e5-2600 --no-quirk all
+    Check(check::CheckArgs),
     /// Print the script that registers shell completion (bash, zsh, fish, elvish,
     /// powershell): options, and the spec's processor, register, unit and event names, which
     /// the shell asks this binary for as you type.
@@ -411,6 +420,7 @@ fn main() -> ExitCode {
         }),
         Command::Detect(a) => detect::run(a.root.as_deref(), json),
         Command::Discover(a) => discover::run(&a, json),
+        Command::Check(a) => check::run(&a, json),
         Command::Completions { shell } => completion::registration(shell),
         Command::Man { dir: None } => {
             let mut buf = Vec::new();

@@ -111,6 +111,8 @@ pub struct WatchArgs {
     #[arg(long)]
     pub allow_mismatch: bool,
     #[command(flatten)]
+    pub quirks: crate::check::QuirkArgs,
+    #[command(flatten)]
     pub place: PlaceArgs,
     #[command(flatten)]
     pub perf: PerfWatchArgs,
@@ -185,6 +187,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         clock: backend.clock(period),
         allow_mismatch: args.allow_mismatch,
         pace: args.place.pace()?,
+        quirks: args.quirks.quirks()?,
         ..Options::default()
     };
     let mut session = Session::open(&backend, &selection, options)?;

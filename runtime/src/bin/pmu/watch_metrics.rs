@@ -101,6 +101,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         allow_mismatch: args.allow_mismatch,
         topdown: !plan.topdown.is_empty(),
         pace: args.place.pace()?,
+        quirks: args.quirks.quirks()?,
         ..Options::default()
     };
     let mut session = Session::open(&backend, &selection, options)?;

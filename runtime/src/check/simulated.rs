@@ -1,0 +1,311 @@
+//! The conformance run on the simulator (`pmu check --sim`): what a run on a real machine
+//! checks, against a simulated part whose events are known exactly, so that every check has
+//! an exact expectation and a fault injected into the machine ([`crate::fault`]) shows up
+//! as a failed check naming the access that failed.
+//!
+//! For the machine's processor: every discovery table is read and joined with the spec
+//! (every box must match or be corrected by the spec); one box of every unit with a general
+//! counter is counted through its registers for three intervals of [`STEP`] while the
+//! simulator runs every event steadily at [`RATE`] a second, so each interval must count
+//! exactly `RATE x STEP` = 10,000 events; a unit whose counters saturate (`<saturation>`)
+//! is counted again from a counter found 1,000 below its top, where each interval must still
+//! count 10,000 (without the runtime's handling the first counts 999 and the rest 0); and
+//! every register a session touched must read afterwards what it read before (put-back).
+
+use std::time::Duration;
+
+use pmu_regs::{CounterKind, Scope};
+
+use super::outcome::{CheckReport, CheckRow};
+use crate::boxes::{Boxes, EventSelect, PmuBox};
+use crate::discovery::Joined;
+use crate::error::{Result, UsageError};
+use crate::machine::{Machine, Where};
+use crate::part::joined_tables;
+use crate::quirks::{global_inits, saturation_bit, Quirks};
+use crate::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
+
+/// Events a second, every event, while a box is counted.
+pub const RATE: u64 = 1_000_000;
+/// The interval the counts are read at, on the simulator's stepped clock.
+pub const STEP: Duration = Duration::from_millis(10);
+/// Intervals counted per box.
+pub const INTERVALS: usize = 3;
+/// How far below its top a saturating counter is found by the saturation check.
+pub const BELOW_TOP: u64 = 1_000;
+/// The event select counted: an event code every box's select field holds.
+const EVENT: u16 = 0x10;
+
+/// The conformance run on `machine`, which must be simulated, handling the quirks `quirks`
+/// says (a run with them off shows what the part does without the runtime's corrections).
+pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
+    let sim = machine.sim().ok_or_else(|| UsageError::BadValue {
+        text: "a machine that is not simulated".into(),
+        expected: "a simulated machine (Machine::simulating)".into(),
+    })?;
+    let config = sim.config();
+    let boxes = Boxes::of(config.processor);
+    let mut rows = vec![CheckRow::note(
+        "processor",
+        format!(
+            "simulated {}: {} sockets of {} CPUs",
+            config.processor.id, config.sockets, config.cpus_per_socket
+        ),
+    )];
+    rows.extend(discovery(machine, boxes));
+    let counted = counted_boxes(boxes);
+    let touched: Vec<(String, Where)> = counted
+        .iter()
+        .flat_map(|b| registers_of(machine, boxes, b))
+        .collect();
+    let before = snapshot(machine, &touched);
+    for b in counted {
+        rows.push(count(machine, boxes, b, None, quirks));
+        if let (Some(_), Some(c)) = (saturation_bit(b), general(b)) {
+            let found = c.info.max() - BELOW_TOP;
+            rows.push(count(machine, boxes, b, Some(found), quirks));
+        }
+    }
+    if !touched.is_empty() {
+        rows.push(put_back(machine, &touched, before));
+    }
+    Ok(CheckReport {
+        target: format!("the simulated {}", config.processor.id),
+        rows,
+    })
+}
+
+/// A row per discovery table the part publishes: every box matches the spec, or the spec
+/// corrects the table for it.
+pub(super) fn discovery(machine: &Machine, boxes: &'static Boxes) -> Vec<CheckRow> {
+    let expected = "every box matches the spec".to_string();
+    joined_tables(machine, boxes)
+        .into_iter()
+        .map(|t| {
+            let name = format!("discovery socket {}", t.socket);
+            match t.joined {
+                Ok(j) => judge_join(name, expected.clone(), &j),
+                Err(e) => {
+                    CheckRow::failed(name, expected.clone(), format!("device {}: {e}", t.device))
+                }
+            }
+        })
+        .collect()
+}
+
+fn judge_join(name: String, expected: String, j: &Joined) -> CheckRow {
+    let bad: Vec<String> = j
+        .boxes
+        .iter()
+        .filter(|b| !b.status.is_trusted())
+        .map(|b| format!("{} {}", b.name(), b.status.as_str()))
+        .collect();
+    let measured = format!("{} of {} match", j.boxes.len() - bad.len(), j.boxes.len());
+    let mut row = CheckRow::judged(name, expected, measured, bad.is_empty());
+    row.note = bad.join(", ");
+    row
+}
+
+/// The first box of every unit that has a general counter.
+fn counted_boxes(boxes: &'static Boxes) -> Vec<&'static PmuBox> {
+    let mut out: Vec<&'static PmuBox> = Vec::new();
+    for b in &boxes.boxes {
+        if general(b).is_some() && !out.iter().any(|o| std::ptr::eq(o.unit, b.unit)) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// The box's first general counter.
+fn general(b: &PmuBox) -> Option<&crate::boxes::Counter> {
+    b.counters
+        .iter()
+        .find(|c| c.info.kind == CounterKind::General && c.control.is_some())
+}
+
+/// Counts [`EVENT`] on box `b` of socket 0 for [`INTERVALS`] intervals; with `found`, from its
+/// first general counter set to that value first (the saturation check).
+fn count(
+    machine: &Machine,
+    boxes: &'static Boxes,
+    b: &'static PmuBox,
+    found: Option<u64>,
+    quirks: Quirks,
+) -> CheckRow {
+    let per_interval = RATE * STEP.as_millis() as u64 / 1000;
+    let (name, expected) = match found {
+        None => (format!("count {}", b.instance), per_interval),
+        Some(v) => (
+            format!("saturation {} from {v:#x}", b.instance),
+            per_interval,
+        ),
+    };
+    let expected_text = format!(
+        "{per_interval} x {INTERVALS} ({RATE}/s x {} ms)",
+        STEP.as_millis()
+    );
+    match deltas(machine, boxes, b, found, quirks) {
+        Ok(d) => {
+            let measured = d.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+            CheckRow::judged(
+                name,
+                expected_text,
+                measured,
+                d.iter().all(|&x| x == expected),
+            )
+        }
+        Err(e) => CheckRow::failed(name, expected_text, e),
+    }
+}
+
+/// Each interval's count of box `b`'s first event.
+fn deltas(
+    machine: &Machine,
+    boxes: &'static Boxes,
+    b: &'static PmuBox,
+    found: Option<u64>,
+    quirks: Quirks,
+) -> std::result::Result<Vec<u64>, String> {
+    if let (Some(v), Some(c)) = (found, general(b)) {
+        // The counter as a session would find it, and as it was again afterwards.
+        let text = |e: crate::Error| e.to_string();
+        let name = format!("{}:{}", boxes.processor.id, c.counter.name());
+        let reg = machine.resolve(&name, &socket0(b)).map_err(text)?;
+        let was = machine.read(&reg).map_err(text)?;
+        machine.write(&reg, v).map_err(text)?;
+        let counted = session_deltas(machine, boxes, b, quirks).map_err(text);
+        let back = machine.read(&reg).map_err(text);
+        machine.write(&reg, was).map_err(text)?;
+        return match back? {
+            left if left != v => Err(format!(
+                "{} read {left:#x} after the session, not the {v:#x} it found: not put back",
+                c.counter.name()
+            )),
+            _ => counted,
+        };
+    }
+    session_deltas(machine, boxes, b, quirks).map_err(|e| e.to_string())
+}
+
+/// Each interval's count of [`EVENT`] on box `b`, through a session of its own.
+fn session_deltas(
+    machine: &Machine,
+    boxes: &'static Boxes,
+    b: &'static PmuBox,
+    quirks: Quirks,
+) -> Result<Vec<u64>> {
+    let selection = Selection::of_boxes(
+        &[(boxes, b)],
+        &[&format!("ev_sel={EVENT:#x}")],
+        &[EventSelect::event(EVENT)],
+    )?;
+    let options = Options {
+        clock: Clock::Steps(STEP),
+        pace: Pace::Steady(RATE),
+        quirks,
+        ..Options::default()
+    };
+    let backend = SessionBackend::Registers(machine);
+    let mut session = Session::open(&backend, &selection, options)?;
+    let mut out = Vec::new();
+    for _ in 0..INTERVALS {
+        match session.interval() {
+            Ok(i) => out.push(i.counts[0].delta),
+            Err(e) => {
+                let _ = session.close();
+                return Err(e);
+            }
+        }
+    }
+    session.close()?;
+    Ok(out)
+}
+
+/// Where box `b`'s registers are on socket 0.
+fn socket0(b: &PmuBox) -> Where {
+    match b.scope() {
+        Scope::Cpu | Scope::L3 => Where {
+            cpu: Some(0),
+            ..Where::default()
+        },
+        Scope::Socket => Where {
+            socket: Some(0),
+            ..Where::default()
+        },
+    }
+}
+
+/// The registers a session on box `b` writes, by name (prefixed with the processor's id):
+/// the controls and counters of the counters the part has (as many general ones as CPUID
+/// says, where the spec gives them a `count-cpuid`), its box-level controls, and the
+/// processor's `<global-init>` registers.
+fn registers_of(
+    machine: &Machine,
+    boxes: &'static Boxes,
+    b: &'static PmuBox,
+) -> Vec<(String, Where)> {
+    let at = socket0(b);
+    let on_part = general(b)
+        .and_then(|g| {
+            g.control
+                .and_then(|r| r.info.count_cpuid)
+                .or(g.counter.info.count_cpuid)
+        })
+        .and_then(|bits| machine.cpuid_count(bits))
+        .map_or(usize::MAX, |n| n as usize);
+    let general_number = |c: &crate::boxes::Counter| {
+        b.counters
+            .iter()
+            .filter(|o| o.info.kind == CounterKind::General && o.number() < c.number())
+            .count()
+    };
+    let own = b
+        .counters
+        .iter()
+        .filter(|c| match c.info.kind {
+            CounterKind::FreeRunning => false,
+            CounterKind::General => general_number(c) < on_part,
+            CounterKind::Fixed => true,
+        })
+        .flat_map(|c| c.control.into_iter().chain([c.counter]))
+        .chain(b.controls.iter().copied());
+    let global = global_inits(boxes).into_iter().map(|(r, _)| r);
+    own.chain(global)
+        .map(|r| (format!("{}:{}", boxes.processor.id, r.name()), at))
+        .collect()
+}
+
+/// What each of `registers` reads, or the first read that failed.
+fn snapshot(machine: &Machine, registers: &[(String, Where)]) -> Result<Vec<u64>> {
+    registers
+        .iter()
+        .map(|(r, at)| machine.read(&machine.resolve(r, at)?))
+        .collect()
+}
+
+/// The put-back check: every register a session wrote reads what it read before the run.
+fn put_back(
+    machine: &Machine,
+    registers: &[(String, Where)],
+    before: Result<Vec<u64>>,
+) -> CheckRow {
+    let name = "put-back";
+    let expected = format!("{} registers as found", registers.len());
+    let read = before.and_then(|b| Ok((b, snapshot(machine, registers)?)));
+    match read {
+        Ok((before, after)) => {
+            let changed: Vec<String> = registers
+                .iter()
+                .zip(before.iter().zip(&after))
+                .filter(|(_, (b, a))| b != a)
+                .map(|((r, _), (b, a))| format!("{r} {b:#x} -> {a:#x}"))
+                .collect();
+            let measured = format!("{} changed", changed.len());
+            let mut row = CheckRow::judged(name, expected, measured, changed.is_empty());
+            row.note = changed.join(", ");
+            row
+        }
+        Err(e) => CheckRow::failed(name, expected, e.to_string()),
+    }
+}

@@ -51,13 +51,21 @@ fn plain(e: &EventInfo) -> bool {
     e.threshold == 0 && !e.invert && !e.edge && !e.any_thread
 }
 
-/// `p` with each cycle that has an event holding `c`: the cycles a condition with counter
-/// mask `c` holds. Built once per workload and processor ([`ResolvedWorkload::of`]).
+/// `p` with each cycle that has an event holding at least `c`: the cycles a condition with
+/// counter mask `c` holds (a cycle the workload gives more keeps them). Built once per
+/// workload and processor ([`ResolvedWorkload::of`]).
 fn scaled(p: CyclePattern, c: u8) -> CyclePattern {
     let runs: Vec<super::counting::Run> = p
         .runs
         .iter()
-        .map(|r| super::counting::run(if r.per_cycle > 0 { c } else { 0 }, r.cycles))
+        .map(|r| {
+            let n = if r.per_cycle > 0 {
+                r.per_cycle.max(c)
+            } else {
+                0
+            };
+            super::counting::run(n, r.cycles)
+        })
         .collect();
     CyclePattern {
         runs: Box::leak(runs.into_boxed_slice()),
@@ -106,12 +114,25 @@ impl ResolvedWorkload {
                 core.entry((e.code, e.umask)).or_insert(p);
             }
         }
-        // Names whose lists give them a counter mask name the cycles their condition holds.
-        let masked = processor
+        // Names whose lists give them a counter mask name the cycles their condition holds
+        // (with edge detect: their rising edges count); `raw:NAME` gives the encoding's own
+        // events in each cycle, where the list gives NAME a counter mask.
+        let masked: Vec<_> = processor
             .core_events
             .into_iter()
             .flat_map(|c| c.events.iter())
-            .filter(|e| e.threshold > 0 && !e.invert && !e.edge && !e.any_thread);
+            .filter(|e| e.threshold > 0 && !e.invert && !e.any_thread)
+            .collect();
+        for e in &masked {
+            let raw = workload.events.iter().find(|(n, _)| {
+                n.strip_prefix("raw:")
+                    .is_some_and(|n| n.eq_ignore_ascii_case(e.name))
+            });
+            if let Some((_, runs)) = raw {
+                core.entry((e.code, e.umask))
+                    .or_insert(workload.pattern(runs));
+            }
+        }
         for e in masked {
             if let Some(p) = named(e) {
                 core.entry((e.code, e.umask))

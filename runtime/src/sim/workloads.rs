@@ -10,7 +10,13 @@
 //! control selects that encoding counts the pattern as [`counting`] says (counter mask,
 //! invert, edge, USR/OS, any-thread). A name whose list gives it a counter mask `c`
 //! (`CYCLE_ACTIVITY.CYCLES_MEM_ANY`) names the cycles its condition holds: its encoding then
-//! has `c` events in each of them, unless the workload names the encoding's plain event too.
+//! has `c` events in each of them (more where the pattern gives more), unless the workload
+//! names the encoding's plain event too; with edge detect too (`MACHINE_CLEARS.COUNT`) the
+//! pattern is still the cycles the condition holds, and the count its rising edges. A name
+//! prefixed `raw:` applies only where the list gives that name a counter mask: it gives the
+//! encoding's own events in each cycle (`raw:INT_MISC.RECOVERY_CYCLES`, where its unit mask
+//! combines two conditions that can hold in one cycle), so that dropping the counter mask
+//! counts differently, as it would on hardware.
 //! A name prefixed `@N:` applies only on a core with `N`
 //! pipeline slots a cycle (the `slots_per_cycle` the simulator finds in its event lists), before the plain name's
 //! entry. An event the workload does not name counts
@@ -162,6 +168,26 @@ macro_rules! ones {
     };
 }
 
+/// Compute-bound's recoveries as a list that gives INT_MISC.RECOVERY_CYCLES a counter mask
+/// sees them: two events in the first two cycles of each.
+const RAW_RECOVERY_COMPUTE: &[Run] = &[
+    run(2, 2),
+    run(1, 3),
+    run(0, 195),
+    run(2, 2),
+    run(1, 3),
+    run(0, 195),
+    run(2, 2),
+    run(1, 3),
+    run(0, 195),
+    run(2, 2),
+    run(1, 3),
+    run(0, 195),
+    run(2, 2),
+    run(1, 3),
+    run(0, 195),
+];
+
 /// A loop of compute: IPC 2.3, few misses, 5 % of the time in the kernel.
 pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
     name: "compute-bound",
@@ -222,7 +248,11 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
                 run(0, 195),
             ],
         ),
+        // Where the list gives INT_MISC.RECOVERY_CYCLES a counter mask of 1 (its unit mask
+        // two conditions, 0x03), both hold in the first two cycles of each recovery.
+        ("raw:INT_MISC.RECOVERY_CYCLES", RAW_RECOVERY_COMPUTE),
         ("MACHINE_CLEARS.COUNT", ones!(1)),
+        ("INT_MISC.UOP_DROPPING", ones!(1)),
         (
             "IDQ_UOPS_NOT_DELIVERED.CORE",
             &[run(4, 50), run(2, 100), run(0, 850)],
@@ -267,6 +297,9 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
         // Intel (uncore, per uncore cycle).
         ("UNC_M_CAS_COUNT.RD", ones!(8)),
         ("UNC_M_CAS_COUNT.WR", ones!(4)),
+        ("UNC_UPI_TxL_FLITS.ALL_DATA", ones!(1)),
+        ("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", ones!(1)),
+        ("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", ones!(1)),
         // Granite Rapids counts each channel's two sub-channels apart.
         ("UNC_M_CAS_COUNT_SCH0.RD", ones!(4)),
         ("UNC_M_CAS_COUNT_SCH1.RD", ones!(4)),
@@ -353,8 +386,9 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
     uncore_mhz: 2000,
     kernel: 50,
     // 0x1F (12 %), 0x08 (3 %), 0x0D (5 %), 0xCB (80 %): 31 + 8 + 13 + 203 = 255; heavy
-    // operations 0x05, mispredicts 0x05, fetch latency 0x0A, memory bound 0xB4.
-    perf_metrics: 0xB40A_0505_CB0D_081F,
+    // operations 0x06, mispredicts 0x05, fetch latency 0x0A, memory bound 0xB4 (no two
+    // bytes alike, so a byte read from the wrong place shows).
+    perf_metrics: 0xB40A_0506_CB0D_081F,
     events: &[
         ("CPU_CLK_UNHALTED.THREAD_P", ALL),
         ("INST_RETIRED.ANY_P", &[run(2, 100), run(1, 200), run(0, 700)]),
@@ -363,10 +397,19 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("L2_LINES_IN.ALL", ones!(60)),
         ("@5:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(5, 20), run(1, 100), run(0, 880)]),
         ("@6:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(6, 20), run(1, 100), run(0, 880)]),
-        ("UOPS_ISSUED.ANY", &[run(4, 120), run(1, 80), run(0, 800)]),
-        // Two recoveries of five cycles: a mispredict and a machine clear.
-        ("INT_MISC.RECOVERY_CYCLES", &[run(1, 5), run(0, 495), run(1, 5), run(0, 495)]),
-        ("MACHINE_CLEARS.COUNT", ones!(1)),
+        ("UOPS_ISSUED.ANY", &[run(4, 110), run(1, 80), run(0, 810)]),
+        // Four recoveries of five cycles: two mispredicts and two machine clears.
+        ("INT_MISC.RECOVERY_CYCLES", &[
+            run(1, 5), run(0, 245), run(1, 5), run(0, 245),
+            run(1, 5), run(0, 245), run(1, 5), run(0, 245),
+        ]),
+        ("raw:INT_MISC.RECOVERY_CYCLES", &[
+            run(2, 2), run(1, 3), run(0, 245), run(2, 2), run(1, 3), run(0, 245),
+            run(2, 2), run(1, 3), run(0, 245), run(2, 2), run(1, 3), run(0, 245),
+        ]),
+        // The two clears, five cycles each (the edges of their cycles count).
+        ("MACHINE_CLEARS.COUNT", &[run(1, 5), run(0, 495), run(1, 5), run(0, 495)]),
+        ("INT_MISC.UOP_DROPPING", ones!(3)),
         ("IDQ_UOPS_NOT_DELIVERED.CORE", &[run(4, 25), run(1, 100), run(0, 875)]),
         ("LONGEST_LAT_CACHE.REFERENCE", ones!(40)),
         ("LONGEST_LAT_CACHE.MISS", ones!(30)),
@@ -397,6 +440,9 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("TOPDOWN_BE_BOUND.ALL_P", &[run(6, 800), run(0, 200)]),
         ("UNC_M_CAS_COUNT.RD", ones!(94)),
         ("UNC_M_CAS_COUNT.WR", ones!(40)),
+        ("UNC_UPI_TxL_FLITS.ALL_DATA", ones!(36)),
+        ("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", ones!(16)),
+        ("UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", ones!(8)),
         // Granite Rapids counts each channel's two sub-channels apart.
         ("UNC_M_CAS_COUNT_SCH0.RD", ones!(47)),
         ("UNC_M_CAS_COUNT_SCH1.RD", ones!(47)),

@@ -208,7 +208,7 @@ fn sim_view(a: &StatArgs) -> Result<ExitCode, (String, u8)> {
     use pmu_runtime::stat::views;
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
-        Some(p) => crate::watch_metrics::processor_info(p).map_err(|e| usage(e.to_string()))?,
+        Some(p) => pmu_runtime::lookup::processor(p).map_err(|e| usage(e.to_string()))?,
         None => views::default_sim_processor()
             .ok_or_else(|| usage("--sim needs --processor here".to_string()))?,
     };

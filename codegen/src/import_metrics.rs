@@ -471,7 +471,7 @@ fn split_top(text: &str, op: char) -> Vec<String> {
 }
 
 /// Whether `text` is one parenthesized expression: `( a > 10 )`, not `( a ) & ( b )`.
-fn wrapped(text: &str) -> bool {
+fn parenthesized(text: &str) -> bool {
     if !(text.starts_with('(') && text.ends_with(')')) {
         return false;
     }
@@ -494,7 +494,7 @@ fn wrapped(text: &str) -> bool {
 /// `|` binds loosest, then `&`, then the comparisons, as Intel's conditions mean them.
 fn logic(text: &str) -> String {
     let text = text.trim();
-    if wrapped(text) {
+    if parenthesized(text) {
         return logic(&text[1..text.len() - 1]);
     }
     for (op, f) in [('|', "max"), ('&', "min")] {

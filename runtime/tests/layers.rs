@@ -810,7 +810,7 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// has been reached (`report::metric_values` left the count when `examples/metric_group.rs`
 /// began printing through it, and `report::table` when `report::counts` began quoting its
 /// CSV cells with the table's `csv_cell`); lower it as the binary shrinks or those engines gain other users.
-const BINARY_BUDGET: usize = 9049;
+const BINARY_BUDGET: usize = 9048;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

@@ -1002,6 +1002,9 @@ fn files_named(
 
 /// Who uses each library module outside tests: module -> its users (another module's path
 /// joined by `::`, `bin` for the `pmu` binary, `example <name>` for `runtime/examples/`).
+/// A use is a path that names the module or an item of it; a file that only holds methods of
+/// a type defined elsewhere (`session/open.rs`: `impl Session`) is used through the type and
+/// has no users of its own here. The test crate and the fuzz targets are tests.
 fn library_users(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<String>> {
     let mut modules = BTreeMap::new();
     let mut library = Vec::new();

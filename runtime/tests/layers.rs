@@ -810,7 +810,7 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// has been reached (`report::metric_values` left the count when `examples/metric_group.rs`
 /// began printing through it, and `report::table` when `report::counts` began quoting its
 /// CSV cells with the table's `csv_cell`); lower it as the binary shrinks or those engines gain other users.
-const BINARY_BUDGET: usize = 9049;
+const BINARY_BUDGET: usize = 9048;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.
@@ -1002,6 +1002,9 @@ fn files_named(
 
 /// Who uses each library module outside tests: module -> its users (another module's path
 /// joined by `::`, `bin` for the `pmu` binary, `example <name>` for `runtime/examples/`).
+/// A use is a path that names the module or an item of it; a file that only holds methods of
+/// a type defined elsewhere (`session/open.rs`: `impl Session`) is used through the type and
+/// has no users of its own here. The test crate and the fuzz targets are tests.
 fn library_users(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<String>> {
     let mut modules = BTreeMap::new();
     let mut library = Vec::new();

@@ -9,7 +9,7 @@ use crate::detect::processor_named;
 use crate::failure::Out;
 use crate::show::value_only;
 use crate::{detect, ValueArgs};
-use pmu_runtime::lookup::resolve;
+use pmu_runtime::lookup::{resolve, FoundRegister};
 use pmu_runtime::report::register::{aux_line, decoded_json, decoded_table, event_line, header};
 
 /// Says on stderr, once per event and run, that `event=NAME` names an experimental event
@@ -53,6 +53,20 @@ pub fn note_experimental_events(selection: &pmu_runtime::session::Selection, cor
     }
 }
 
+/// The processor whose core events `event=NAME` may name (`processor`, else the one `root`
+/// describes), and the register `register` names. Only a processor named on the command line
+/// picks among registers several processors share, as in `decode`: the same name means the
+/// same register on every machine.
+pub fn core_and_register(
+    register: &str,
+    processor: Option<&str>,
+    root: Option<&std::path::Path>,
+) -> Result<(Option<&'static str>, FoundRegister), crate::Failure> {
+    let named = processor_named(processor)?;
+    let core = named.or_else(|| detect::detected(false, root));
+    Ok((core, resolve(register, named)?))
+}
+
 /// `pmu encode`. `event=NAME` may name a core event of `processor` (by default, the
 /// processor /proc/cpuinfo under `root` names); a register several processors have needs
 /// `processor` (or a prefix), as in `decode`. With `show`, only the value (or a field).
@@ -63,13 +77,7 @@ pub fn encode(
     show: &ValueArgs,
     json_out: bool,
 ) -> Out {
-    let core = match processor_named(processor)? {
-        Some(p) => Some(p),
-        None => detect::detected(false, root),
-    };
-    // Only a processor named on the command line picks among registers several processors
-    // share, as in `decode`: the same name means the same register on every machine.
-    let found = resolve(register, processor_named(processor)?)?;
+    let (core, found) = core_and_register(register, processor, root)?;
     let assignments = words::assignments(found.info, fields)?;
     let raw = codec::encode_for(found.info, found.info.reset, &assignments, core)?;
     for (key, value) in &assignments {

@@ -331,7 +331,11 @@ fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
             a.pattern.as_deref().map(Pattern::new).as_ref(),
             json_out,
         )?),
-        a if a.backends => perf_cli::list_backends(a.root.as_deref(), json_out),
+        a if a.backends => Ok(listing::backends(
+            a.root.as_deref().unwrap_or("/".as_ref()),
+            &perf_cli::sources(a.root.as_deref()),
+            json_out,
+        )),
         a if a.events => list::events(
             a.processor.as_deref(),
             a.unit.as_deref(),

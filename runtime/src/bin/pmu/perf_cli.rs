@@ -13,7 +13,6 @@ use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
 use crate::failure::Failure;
-use pmu_runtime::report::listing;
 
 /// `--backend`: which way `watch` and `serve` reach the counters, the library's [`Route`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -70,12 +69,7 @@ pub fn encode(
     (processor, root): (Option<&str>, Option<&Path>),
     json_out: bool,
 ) -> Result<String, Failure> {
-    let core = match crate::detect::processor_named(processor)? {
-        Some(p) => Some(p),
-        None => crate::detect::detected(false, root),
-    };
-    // As plain `encode`: only a named processor picks among shared register names.
-    let found = pmu_runtime::lookup::resolve(register, crate::detect::processor_named(processor)?)?;
+    let (core, found) = crate::encode::core_and_register(register, processor, root)?;
     let info = found.info;
     let Some(addr) = found.address else {
         let instances: Vec<&str> = info
@@ -125,11 +119,4 @@ pub fn encode(
         ));
     }
     Ok(format!("{ev}\n"))
-}
-
-/// `pmu list --backends`: for every box, its kernel PMU and whether perf or the raw backends
-/// reach it on this machine.
-pub fn list_backends(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
-    let base = root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-    Ok(listing::backends(&base, &sources(root), json_out))
 }

@@ -230,3 +230,48 @@ fn a_perf_that_counts_otherwise_fails_the_comparison() {
         "{out}"
     );
 }
+
+#[test]
+fn the_dumped_discovery_tables_replay_with_pmu_discover() {
+    let mut dumped = 0;
+    for p in PROCESSORS {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let o = pmu(&["check", "--sim", "--processor", p.id, "--dump", d]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{}: {out}{err}", p.id);
+        let file = dir.path().join("discovery-socket0.bin");
+        if !out.contains("dump socket 0") {
+            // A part without discovery types publishes no table, and nothing is written.
+            assert!(!file.exists(), "{}", p.id);
+            continue;
+        }
+        assert!(row(&out, "dump socket 0").contains(" pass"), "{out}");
+        // The file is the table: `pmu discover` joins it with the spec, every box agreeing
+        // (or corrected by the spec), as the part's own table does.
+        let replay = pmu(&[
+            "discover",
+            "--table",
+            file.to_str().unwrap(),
+            "--processor",
+            p.id,
+            "--check",
+        ]);
+        let (out, err) = text(&replay);
+        assert_eq!(replay.status.code(), Some(0), "{}: {out}{err}", p.id);
+        dumped += 1;
+    }
+    // Sapphire, Emerald and Granite Rapids, Sierra and Clearwater Forest have tables.
+    assert!(dumped >= 5, "{dumped}");
+    let o = pmu(&[
+        "check",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "--dump",
+        "/nonexistent/dir",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.is_empty() && err.contains("mkdir -p"), "{err}");
+}

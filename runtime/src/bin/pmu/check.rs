@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use pmu_runtime::check::{here, simulated};
+use pmu_runtime::check::{dump, here, simulated};
 use pmu_runtime::machine::Machine;
 use pmu_runtime::quirks::Quirks;
 
@@ -53,12 +53,24 @@ pub struct CheckArgs {
     /// Read the machine under ROOT instead of / (its /proc and discovery devices).
     #[arg(long)]
     root: Option<PathBuf>,
+    /// Save each discovery table the part publishes to DIR/discovery-socketN.bin, to send
+    /// with a bug report (`pmu discover --table FILE` replays it). DIR must exist.
+    #[arg(long, value_name = "DIR")]
+    dump: Option<PathBuf>,
 }
 
 /// `pmu check`.
 pub fn run(a: &CheckArgs, json_out: bool) -> Result<String, Failure> {
     let quirks = a.quirks.quirks()?;
-    let report = if a.sim {
+    if let Some(dir) = a.dump.as_deref().filter(|d| !d.is_dir()) {
+        return Err(Failure::usage(format!(
+            "--dump {}: no such directory; create it first (mkdir -p {})",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    let root = a.root.as_deref().unwrap_or(Path::new("/"));
+    let (mut report, machine) = if a.sim {
         let id = crate::detect::processor_named(a.processor.as_deref())?.ok_or_else(|| {
             Failure::usage("name the simulated part: --processor ID (pmu list --summary)".into())
         })?;
@@ -75,11 +87,16 @@ pub fn run(a: &CheckArgs, json_out: bool) -> Result<String, Failure> {
             }
             None => machine,
         };
-        simulated::on_simulator(&machine, quirks)?
+        (simulated::on_simulator(&machine, quirks)?, machine)
     } else {
-        let root = a.root.as_deref().unwrap_or(Path::new("/"));
-        here::on_this_machine(root, &a.perf)
+        (
+            here::on_this_machine(root, &a.perf),
+            Machine::hardware(root),
+        )
     };
+    if let Some(dir) = &a.dump {
+        report.rows.extend(dump::dump_tables(&machine, dir));
+    }
     let out = if json_out {
         report.json()
     } else {

@@ -281,6 +281,41 @@ fn the_docs_import_table_quotes_the_importers_counts() {
             ],
             "{file}: {counts:?}"
         );
+        // The per-reason tables (a row each, starting with the file): by event not in the
+        // lists, then by modifier; each row's cells sum to its total, the importer's count.
+        let per_reason: Vec<Vec<usize>> = docs
+            .lines()
+            .filter(|l| l.starts_with(&format!("| {file}")))
+            .map(|l| {
+                // The cells after the file's; an empty cell is none.
+                l.trim_matches('|')
+                    .split('|')
+                    .skip(1)
+                    .map(|c| match c.trim() {
+                        "" => 0,
+                        n => n.parse().expect("a count"),
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            per_reason.len(),
+            2,
+            "{file}: a row in each per-reason table of docs/metrics.md"
+        );
+        for (cells, kind) in per_reason.iter().zip(["not-in-lists", "modifier"]) {
+            let (total, each) = cells.split_last().expect("cells");
+            assert_eq!(
+                each.iter().sum::<usize>(),
+                *total,
+                "{file} {kind}: {cells:?}"
+            );
+            assert_eq!(
+                *total,
+                counts.get(kind).copied().unwrap_or(0),
+                "{file} {kind}: the per-reason table's total is the importer's count"
+            );
+        }
         // Every record is imported or left out for one of the two reasons the table has.
         let tabled: usize = ["imported", "not-in-lists", "modifier"]
             .iter()

@@ -230,3 +230,115 @@ fn a_perf_that_counts_otherwise_fails_the_comparison() {
         "{out}"
     );
 }
+
+#[test]
+fn the_dumped_discovery_tables_replay_with_pmu_discover() {
+    let mut dumped = 0;
+    for p in PROCESSORS {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let o = pmu(&["check", "--sim", "--processor", p.id, "--dump", d]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{}: {out}{err}", p.id);
+        let file = dir.path().join("discovery-socket0.bin");
+        if !out.contains("dump socket 0") {
+            // A part without discovery types publishes no table, and nothing is written.
+            assert!(!file.exists(), "{}", p.id);
+            continue;
+        }
+        assert!(row(&out, "dump socket 0").contains(" pass"), "{out}");
+        // The file is the table: `pmu discover` joins it with the spec, every box agreeing
+        // (or corrected by the spec), as the part's own table does.
+        let replay = pmu(&[
+            "discover",
+            "--table",
+            file.to_str().unwrap(),
+            "--processor",
+            p.id,
+            "--check",
+        ]);
+        let (out, err) = text(&replay);
+        assert_eq!(replay.status.code(), Some(0), "{}: {out}{err}", p.id);
+        dumped += 1;
+    }
+    // Sapphire, Emerald and Granite Rapids, Sierra and Clearwater Forest have tables.
+    assert!(dumped >= 5, "{dumped}");
+    let o = pmu(&[
+        "check",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "--dump",
+        "/nonexistent/dir",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.is_empty() && err.contains("mkdir -p"), "{err}");
+}
+
+/// On a file tree: a Sapphire Rapids machine (its `/proc/cpuinfo`) with the NMI watchdog on,
+/// whose discovery device locates the table the simulated part publishes, in physical memory
+/// (a sparse `dev/mem`). The run names the processor and the watchdog, joins the table with
+/// the spec (every box agreeing), dumps it, and without a `perf` program says there is
+/// nothing to compare with rather than failing.
+#[test]
+fn on_a_file_tree_the_table_is_joined_and_dumped() {
+    use std::io::{Seek, SeekFrom, Write};
+    let p = PROCESSORS
+        .iter()
+        .find(|p| p.id == "sapphire-rapids")
+        .unwrap();
+    let table = pmu_runtime::sim::Sim::new(pmu_runtime::sim::SimConfig::of(p))
+        .discovery_table()
+        .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let at = |path: &str| root.path().join(path);
+    std::fs::create_dir_all(at("proc/sys/kernel")).unwrap();
+    std::fs::write(
+        at("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\n\n",
+    )
+    .unwrap();
+    std::fs::write(at("proc/sys/kernel/nmi_watchdog"), "1\n").unwrap();
+    let dev = at("sys/bus/pci/devices").join(table.device.to_string());
+    std::fs::create_dir_all(&dev).unwrap();
+    std::fs::write(dev.join("vendor"), "0x8086\n").unwrap();
+    std::fs::write(dev.join("device"), "0x09a7\n").unwrap();
+    let config: Vec<u8> = table.config.iter().flat_map(|d| d.to_le_bytes()).collect();
+    std::fs::write(dev.join("config"), config).unwrap();
+    std::fs::create_dir_all(at("dev")).unwrap();
+    let mut mem = std::fs::File::create(at("dev/mem")).unwrap();
+    // Whole pages, as physical memory is mapped.
+    mem.set_len(table.base + (table.bytes.len() as u64).next_multiple_of(4096))
+        .unwrap();
+    mem.seek(SeekFrom::Start(table.base)).unwrap();
+    mem.write_all(&table.bytes).unwrap();
+    drop(mem);
+    let dumps = tempfile::tempdir().unwrap();
+    let o = pmu(&[
+        "check",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--perf",
+        "/nonexistent/perf",
+        "--dump",
+        dumps.path().to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(row(&out, "processor").contains("Platinum 8480+"), "{out}");
+    assert!(
+        row(&out, "other counter holders").contains("NMI watchdog on"),
+        "{out}"
+    );
+    let joined = row(&out, "discovery socket 0");
+    assert!(joined.contains(" pass"), "{out}");
+    assert!(
+        row(&out, "perf stat").contains("nothing to compare with"),
+        "{out}"
+    );
+    assert!(row(&out, "dump socket 0").contains(" pass"), "{out}");
+    // The dump holds the table's bytes as the part published them.
+    let dumped = std::fs::read(dumps.path().join("discovery-socket0.bin")).unwrap();
+    assert_eq!(dumped[..], table.bytes[..dumped.len()], "{joined}");
+}

@@ -734,3 +734,45 @@ fn a_corrected_count_takes_a_box_the_table_leaves_out_and_a_broken_unit_is_never
         );
     }
 }
+
+/// The conformance run (`pmu check --sim`, `check::simulated`) on the tiny part, which
+/// powers up frozen: with the runtime's handling every box counts the 10,000 events an
+/// interval the run has the simulator make (1,000,000 a second, read every 10 ms); with
+/// global init off every count is 0, as the hardware would leave it, and the run fails; the
+/// frozen field is put back either way (the put-back check passes).
+#[test]
+fn the_conformance_run_on_a_part_that_powers_up_frozen_counts_only_with_global_init() {
+    use pmu_runtime::check::outcome::CheckVerdict;
+    use pmu_runtime::check::simulated::on_simulator;
+    use pmu_runtime::machine::Machine;
+    use pmu_runtime::quirks::Quirks;
+    let p = tiny();
+    let off = Quirks {
+        global_init: false,
+        ..Quirks::ALL
+    };
+    for (quirks, counted) in [(Quirks::ALL, "10000, 10000, 10000"), (off, "0, 0, 0")] {
+        let report = on_simulator(&Machine::simulated(SimConfig::of(p)), quirks).unwrap();
+        let counts: Vec<_> = report
+            .rows
+            .iter()
+            .filter(|r| r.name.starts_with("count "))
+            .collect();
+        assert!(!counts.is_empty(), "{report:?}");
+        for r in &counts {
+            assert_eq!(r.measured, counted, "{quirks:?} {r:?}");
+        }
+        let put_back = report.rows.iter().find(|r| r.name == "put-back").unwrap();
+        assert_eq!(
+            put_back.verdict,
+            CheckVerdict::Pass,
+            "{quirks:?} {put_back:?}"
+        );
+        assert_eq!(
+            report.passed(),
+            quirks == Quirks::ALL,
+            "{}",
+            report.verdict_line()
+        );
+    }
+}

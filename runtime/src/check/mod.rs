@@ -4,10 +4,12 @@
 //! have open), which a run must name before it trusts a comparison; [`outcome`], a run's
 //! rows, table, verdict and JSON; [`simulated`], the run on the simulator; [`against_perf`],
 //! this machine's kernel counts through the runtime's perf backend against the real
-//! `perf stat`; [`here`], the run on this machine.
+//! `perf stat`; [`here`], the run on this machine; [`dump`], the discovery tables saved for a
+//! bug report.
 
 #[cfg(target_os = "linux")]
 pub mod against_perf;
+pub mod dump;
 #[cfg(target_os = "linux")]
 pub mod here;
 pub mod holders;

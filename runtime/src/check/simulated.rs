@@ -17,10 +17,10 @@ use std::time::Duration;
 use pmu_regs::{CounterKind, Scope};
 
 use super::outcome::{CheckReport, CheckRow};
-use crate::boxes::{Boxes, EventSelect, PmuBox};
+use crate::boxes::{Boxes, EventSelect, PmuBox, Reg};
 use crate::discovery::Joined;
 use crate::error::{Result, UsageError};
-use crate::machine::{Machine, Where};
+use crate::machine::{Machine, Resolved, Where};
 use crate::part::joined_tables;
 use crate::quirks::{global_inits, saturation_bit, Quirks};
 use crate::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
@@ -54,7 +54,7 @@ pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
     )];
     rows.extend(discovery(machine, boxes));
     let counted = counted_boxes(boxes);
-    let touched: Vec<(String, Where)> = counted
+    let touched: Vec<(Reg, Where)> = counted
         .iter()
         .flat_map(|b| registers_of(machine, boxes, b))
         .collect();
@@ -170,8 +170,7 @@ fn deltas(
     if let (Some(v), Some(c)) = (found, general(b)) {
         // The counter as a session would find it, and as it was again afterwards.
         let text = |e: crate::Error| e.to_string();
-        let name = format!("{}:{}", boxes.processor.id, c.counter.name());
-        let reg = machine.resolve(&name, &socket0(b)).map_err(text)?;
+        let reg = resolved(machine, c.counter, &socket0(b)).map_err(text)?;
         let was = machine.read(&reg).map_err(text)?;
         machine.write(&reg, v).map_err(text)?;
         let counted = session_deltas(machine, boxes, b, quirks).map_err(text);
@@ -236,15 +235,11 @@ fn socket0(b: &PmuBox) -> Where {
     }
 }
 
-/// The registers a session on box `b` writes, by name (prefixed with the processor's id):
+/// The registers a session on box `b` writes, with where they are:
 /// the controls and counters of the counters the part has (as many general ones as CPUID
 /// says, where the spec gives them a `count-cpuid`), its box-level controls, and the
 /// processor's `<global-init>` registers.
-fn registers_of(
-    machine: &Machine,
-    boxes: &'static Boxes,
-    b: &'static PmuBox,
-) -> Vec<(String, Where)> {
+fn registers_of(machine: &Machine, boxes: &'static Boxes, b: &'static PmuBox) -> Vec<(Reg, Where)> {
     let at = socket0(b);
     let on_part = general(b)
         .and_then(|g| {
@@ -271,25 +266,29 @@ fn registers_of(
         .flat_map(|c| c.control.into_iter().chain([c.counter]))
         .chain(b.controls.iter().copied());
     let global = global_inits(boxes).into_iter().map(|(r, _)| r);
-    own.chain(global)
-        .map(|r| (format!("{}:{}", boxes.processor.id, r.name()), at))
-        .collect()
+    own.chain(global).map(|r| (r, at)).collect()
+}
+
+/// Register `r` where `at` says, on `machine` (by its layout and address, not its name: a
+/// processor built only for a test has no name the lookup knows).
+fn resolved(machine: &Machine, r: Reg, at: &Where) -> Result<Resolved> {
+    Ok(Resolved {
+        info: r.info,
+        address: r.addr,
+        place: machine.place(r.info, r.addr, at)?,
+    })
 }
 
 /// What each of `registers` reads, or the first read that failed.
-fn snapshot(machine: &Machine, registers: &[(String, Where)]) -> Result<Vec<u64>> {
+fn snapshot(machine: &Machine, registers: &[(Reg, Where)]) -> Result<Vec<u64>> {
     registers
         .iter()
-        .map(|(r, at)| machine.read(&machine.resolve(r, at)?))
+        .map(|(r, at)| machine.read(&resolved(machine, *r, at)?))
         .collect()
 }
 
 /// The put-back check: every register a session wrote reads what it read before the run.
-fn put_back(
-    machine: &Machine,
-    registers: &[(String, Where)],
-    before: Result<Vec<u64>>,
-) -> CheckRow {
+fn put_back(machine: &Machine, registers: &[(Reg, Where)], before: Result<Vec<u64>>) -> CheckRow {
     let name = "put-back";
     let expected = format!("{} registers as found", registers.len());
     let read = before.and_then(|b| Ok((b, snapshot(machine, registers)?)));
@@ -299,7 +298,7 @@ fn put_back(
                 .iter()
                 .zip(before.iter().zip(&after))
                 .filter(|(_, (b, a))| b != a)
-                .map(|((r, _), (b, a))| format!("{r} {b:#x} -> {a:#x}"))
+                .map(|((r, _), (b, a))| format!("{} {b:#x} -> {a:#x}", r.name()))
                 .collect();
             let measured = format!("{} changed", changed.len());
             let mut row = CheckRow::judged(name, expected, measured, changed.is_empty());

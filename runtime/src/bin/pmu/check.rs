@@ -2,13 +2,13 @@
 //! verdict line (or JSON); exit status 1 when a check fails. Also `--no-quirk`, which
 //! `watch` shares.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use pmu_runtime::check::{here, simulated};
+use pmu_runtime::check::{dump, here, simulated};
+use pmu_runtime::machine::Machine;
 use pmu_runtime::quirks::Quirks;
 
-use crate::place::PlaceArgs;
 use crate::Failure;
 
 /// `--no-quirk NAME`: turn off the runtime's handling of one of the spec's hardware quirks.
@@ -43,14 +43,34 @@ pub struct CheckArgs {
     perf: String,
     #[command(flatten)]
     quirks: QuirkArgs,
-    #[command(flatten)]
-    place: PlaceArgs,
+    /// Check the simulated part of --processor instead of this machine.
+    #[arg(long, conflicts_with = "root")]
+    sim: bool,
+    /// With --sim: fail one register access (read:N:KIND, write:N:KIND or
+    /// writes-from:N:KIND, KIND one of eio, eacces, enoent, short), to see the run name it.
+    #[arg(long, value_name = "OP:N:KIND", requires = "sim")]
+    inject_fault: Option<String>,
+    /// Read the machine under ROOT instead of / (its /proc and discovery devices).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Save each discovery table the part publishes to DIR/discovery-socketN.bin, to send
+    /// with a bug report (`pmu discover --table FILE` replays it). DIR must exist.
+    #[arg(long, value_name = "DIR")]
+    dump: Option<PathBuf>,
 }
 
 /// `pmu check`.
 pub fn run(a: &CheckArgs, json_out: bool) -> Result<String, Failure> {
     let quirks = a.quirks.quirks()?;
-    let report = if a.place.sim {
+    if let Some(dir) = a.dump.as_deref().filter(|d| !d.is_dir()) {
+        return Err(Failure::usage(format!(
+            "--dump {}: no such directory; create it first (mkdir -p {})",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    let root = a.root.as_deref().unwrap_or(Path::new("/"));
+    let (mut report, machine) = if a.sim {
         let id = crate::detect::processor_named(a.processor.as_deref())?.ok_or_else(|| {
             Failure::usage("name the simulated part: --processor ID (pmu list --summary)".into())
         })?;
@@ -59,11 +79,24 @@ pub fn run(a: &CheckArgs, json_out: bool) -> Result<String, Failure> {
             .copied()
             .find(|p| p.id == id)
             .expect("processor_named returns a known id");
-        simulated::on_simulator(&a.place.machine_for(processor)?, quirks)?
+        let machine = Machine::simulating(processor);
+        let machine = match &a.inject_fault {
+            Some(text) => {
+                let (when, fault) = pmu_runtime::fault::parse(text)?;
+                machine.with_fault(when, fault)
+            }
+            None => machine,
+        };
+        (simulated::on_simulator(&machine, quirks)?, machine)
     } else {
-        let root = a.place.root.as_deref().unwrap_or(Path::new("/"));
-        here::on_this_machine(root, &a.perf)
+        (
+            here::on_this_machine(root, &a.perf),
+            Machine::hardware(root),
+        )
     };
+    if let Some(dir) = &a.dump {
+        report.rows.extend(dump::dump_tables(&machine, dir));
+    }
     let out = if json_out {
         report.json()
     } else {

@@ -144,6 +144,21 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
     Ok((plan, target))
 }
 
+/// Ctrl-C reaches the command itself (it shares the terminal); this process lives on to
+/// print, or, counting without a command, stops. SIGTERM is passed on to the command (or,
+/// without one, stops too).
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Err(e) = pmu_runtime::stat::signals::forward_termination(Arc::clone(&stop)) {
+        crate::warn(&format!(
+            "SIGTERM will end pmu itself, not the command: {e}"
+        ));
+    }
+    let flag = Arc::clone(&stop);
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    stop
+}
+
 /// Runs `pmu stat`: the exit status is the command's (128 + the signal if one ended it),
 /// 127 if it does not exist, 2 for a usage error, 1 for a failed count.
 pub fn run(a: &StatArgs, json: bool) -> ExitCode {
@@ -151,8 +166,9 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
+    let stop = stop_on_signals();
     if a.sim {
-        return match sim_view(a) {
+        return match sim_view(a, &stop) {
             Ok(code) => code,
             Err((m, code)) => fail(&m, code),
         };
@@ -179,11 +195,6 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         Ok(o) => o,
         Err(m) => return fail(&m, 1),
     };
-    // Ctrl-C reaches the command itself (it shares the terminal); this process lives on to
-    // print, or, counting without a command, stops.
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mut index = 0;
     let outcome = run::measure(&plan, &stop, |iv| {
         let _ = out.write_all(report::interval(iv, index, &layout).as_bytes());
@@ -204,7 +215,7 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
 
 /// `pmu stat --sim --td-level N` or `--view memory`: the library counts and words it; this
 /// prints it where the counts go.
-fn sim_view(a: &StatArgs) -> Result<ExitCode, (String, u8)> {
+fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
     use pmu_runtime::stat::views;
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
@@ -217,20 +228,17 @@ fn sim_view(a: &StatArgs) -> Result<ExitCode, (String, u8)> {
         None => pmu_runtime::machine::default_workload(),
     };
     let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let (text, code) = match a.td_level {
         Some(level) => {
             let (nodes, counts) =
-                views::topdown_on_sim(processor, workload, level, &a.command, &stop)
+                views::topdown_on_sim(processor, workload, level, &a.command, stop)
                     .map_err(failed)?;
             let head = views::sim_header(&a.command, &counts);
             (head + &views::render_tree(&nodes, level), counts.exit_code)
         }
         None => {
             let (rows, counts) =
-                views::memory_on_sim(processor, workload, &a.command, &stop).map_err(failed)?;
+                views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
             let head = views::sim_header(&a.command, &counts);
             (head + &views::render_memory(&rows), counts.exit_code)
         }

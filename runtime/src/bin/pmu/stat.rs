@@ -78,9 +78,11 @@ pub struct StatArgs {
     /// --workload while the command runs; with --td-level or --view.
     #[arg(long, requires = "sim_view")]
     sim: bool,
-    /// With --sim: the simulated processor (default: the first of the spec with the top-down
-    /// registers and the memory view's metrics, ice-lake-sp).
-    #[arg(long, requires = "sim")]
+    /// The processor whose core events `-e` may name by the spec's names
+    /// (`-e INST_RETIRED.ANY_P`: its raw encoding; default: the detected one); with --sim,
+    /// the simulated processor (default: the first of the spec with the top-down registers
+    /// and the memory view's metrics, ice-lake-sp).
+    #[arg(long)]
     processor: Option<String>,
     /// With --sim: what the simulated machine runs (`pmu list --workloads`).
     #[arg(long, value_name = "NAME", requires = "sim")]
@@ -123,8 +125,16 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         events::default_events(matches!(scope, run::StatScope::Cpus(_)))
     } else {
         let lists: Vec<&str> = a.event.iter().map(String::as_str).collect();
-        events::parse_events(&lists, &crate::perf_cli::sources(None))
-            .map_err(|e| usage(format!("-e: {e}")))?
+        let core = crate::detect::processor_named(a.processor.as_deref())
+            .map_err(|e| usage(e.to_string()))?
+            .or_else(|| crate::detect::detected(false, None));
+        let hint = if core.is_none() {
+            "; a core event by the spec's name (INST_RETIRED.ANY_P) needs --processor here"
+        } else {
+            ""
+        };
+        events::parse_events_for(&lists, &crate::perf_cli::sources(None), core)
+            .map_err(|e| usage(format!("-e: {e}{hint}")))?
     };
     let target = report::target_label(&scope, &a.command, all);
     let plan = StatPlan {

@@ -167,3 +167,54 @@ fn a_view_without_the_simulator_or_a_part_without_the_tree_is_refused() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("memory_bandwidth_read"), "{text}");
 }
+
+/// `-e` takes a core event by the spec's name: Intel's INST_RETIRED.ANY_P (EventCode 0xC0,
+/// UMask 0x00, sapphirerapids_core.json) counts as the raw event perf writes `r00c0`. This
+/// machine has no core PMU (a VM), so both tools print `<not supported>` for it; where one
+/// exists both count. Without a processor to name it (none is detected here) it is refused.
+#[test]
+fn a_spec_event_name_counts_as_its_encoding_does_in_perf() {
+    let out = pmu(&[
+        "stat",
+        "--processor",
+        "sapphire-rapids",
+        "-x,",
+        "-e",
+        "INST_RETIRED.ANY_P",
+        "--",
+        "true",
+    ]);
+    let ours = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{ours}");
+    let perf = Command::new("perf")
+        .args(["stat", "-x,", "-e", "r00c0", "--", "true"])
+        .output()
+        .expect("perf runs (apt-get install linux-perf)");
+    let theirs = String::from_utf8_lossy(&perf.stderr).into_owned();
+    let first = |t: &str| {
+        t.lines()
+            .next()
+            .unwrap_or_default()
+            .split(',')
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let supported = |t: &str| first(t) != "<not supported>";
+    assert_eq!(
+        supported(&ours),
+        supported(&theirs),
+        "pmu: {ours}\nperf: {theirs}"
+    );
+    assert!(ours.contains(",INST_RETIRED.ANY_P,"), "{ours}");
+    if !std::path::Path::new("/sys/bus/event_source/devices/cpu").exists() {
+        assert!(!supported(&ours), "{ours}");
+    }
+    let detected = pmu(&["detect", "--json"]);
+    let detected: serde_json::Value = serde_json::from_slice(&detected.stdout).unwrap();
+    if detected["specs"].as_array().is_some_and(Vec::is_empty) {
+        let out = pmu(&["stat", "-e", "INST_RETIRED.ANY_P", "--", "true"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--processor"));
+    }
+}

@@ -3,7 +3,7 @@
 
 use crate::perf::error::PerfError;
 use crate::perf::layer::EventAttr;
-use crate::perf::syntax::{generic, parse_lists, TYPE_HARDWARE, TYPE_SOFTWARE};
+use crate::perf::syntax::{generic, parse_lists, split_list, TYPE_HARDWARE, TYPE_SOFTWARE};
 use crate::perf::sysfs::EventSources;
 
 /// What an event is to the comments: perf derives them from a few generic events.
@@ -93,6 +93,62 @@ pub fn default_events(system_wide: bool) -> Vec<StatEvent> {
 /// `msr/tsc/`, `cycles:u`), resolved against the PMUs `sources` describes. A name no PMU
 /// lists is an error with the nearest names.
 pub fn parse_events(lists: &[&str], sources: &EventSources) -> Result<Vec<StatEvent>, PerfError> {
+    parse_events_for(lists, sources, None)
+}
+
+/// perf's `PERF_TYPE_RAW`: a core event by its event-select register's bits.
+pub const TYPE_RAW: u32 = 4;
+
+/// The bits of IA32_PERFEVTSELx that perf's raw config of the core PMU takes as they are
+/// (Linux arch/x86/events/intel/core.c's format: event 0-7, umask 8-15, edge 18, any 21,
+/// inv 23, cmask 24-31); USR, OS, INT and EN are perf's to set.
+const RAW_CONFIG_BITS: u64 = 0xFF | 0xFF << 8 | 1 << 18 | 1 << 21 | 1 << 23 | 0xFF << 24;
+
+/// A core event of `processor`'s list by its spec name (`INST_RETIRED.ANY_P`, with perf's
+/// `:u` or `:k`), as a raw perf event: the event-select bits its list gives it (event,
+/// umask, counter mask, invert, edge). `None` where the list has no such event.
+pub fn spec_core_event(text: &str, processor: &str) -> Option<StatEvent> {
+    let (name, modifier) = match text.rsplit_once(':') {
+        Some((n, m @ ("u" | "k"))) => (n, m.chars().next()),
+        _ => (text, None),
+    };
+    let control = crate::lookup::resolve("IA32_PERFEVTSEL0", Some(processor)).ok()?;
+    crate::codec::named_event(control.info, name, Some(processor))?;
+    let pairs = [("event".to_string(), name.to_string())];
+    let raw = crate::codec::encode_for(control.info, 0, &pairs, Some(processor)).ok()?;
+    Some(StatEvent {
+        name: text.to_string(),
+        attr: EventAttr {
+            type_: TYPE_RAW,
+            config: [raw & RAW_CONFIG_BITS, 0, 0],
+            exclude_user: modifier == Some('k'),
+            exclude_kernel: modifier == Some('u'),
+        },
+        role: EventRole::Other,
+    })
+}
+
+/// As [`parse_events`], and a name perf does not know may name a core event of
+/// `processor`'s list in the spec ([`spec_core_event`]).
+pub fn parse_events_for(
+    lists: &[&str],
+    sources: &EventSources,
+    processor: Option<&str>,
+) -> Result<Vec<StatEvent>, PerfError> {
+    let mut out = Vec::new();
+    for list in lists {
+        for text in split_list(list)? {
+            match processor.and_then(|p| spec_core_event(text.trim(), p)) {
+                Some(ev) => out.push(ev),
+                None => out.extend(parse_known(&[&text], sources)?),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The events of `lists` that perf's language names.
+fn parse_known(lists: &[&str], sources: &EventSources) -> Result<Vec<StatEvent>, PerfError> {
     let mut out = Vec::new();
     for (text, spec) in parse_lists(lists)? {
         let (pmu, ev) = spec.resolve(sources)?;
@@ -120,6 +176,21 @@ pub fn parse_events(lists: &[&str], sources: &EventSources) -> Result<Vec<StatEv
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Intel's Sapphire Rapids core list (sapphirerapids_core.json): INST_RETIRED.ANY_P is
+    /// EventCode 0xC0 UMask 0x00; UOPS_RETIRED.STALLS is 0xC2 UMask 0x02 with CounterMask 1
+    /// and Invert 1 (cmask in bits 24-31, inv bit 23).
+    #[test]
+    fn a_spec_core_event_is_its_raw_encoding() {
+        let ev = spec_core_event("INST_RETIRED.ANY_P", "sapphire-rapids").unwrap();
+        assert_eq!((ev.attr.type_, ev.attr.config[0]), (TYPE_RAW, 0xc0));
+        let ev = spec_core_event("UOPS_RETIRED.STALLS:u", "sapphire-rapids").unwrap();
+        assert_eq!(ev.attr.config[0], 0xc2 | 0x02 << 8 | 1 << 23 | 1 << 24);
+        assert!(ev.attr.exclude_kernel && !ev.attr.exclude_user);
+        assert_eq!(ev.name, "UOPS_RETIRED.STALLS:u");
+        assert!(spec_core_event("NO_SUCH_EVENT", "sapphire-rapids").is_none());
+        assert!(spec_core_event("task-clock", "sapphire-rapids").is_none());
+    }
 
     #[test]
     fn the_default_set_swaps_the_clock_system_wide() {

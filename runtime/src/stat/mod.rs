@@ -43,6 +43,7 @@ pub mod events;
 pub mod report;
 pub mod rows;
 pub mod run;
+pub mod signals;
 #[cfg(feature = "json")]
 pub mod sim;
 #[cfg(feature = "json")]

@@ -252,15 +252,16 @@ fn running(pid: u32) -> bool {
     exists && !zombie
 }
 
-/// Starts the command with this process's terminal (stdin, stdout, stderr).
+/// Starts the command with this process's terminal (stdin, stdout, stderr); SIGTERM is
+/// passed on to it from then ([`super::signals`]).
 fn spawn(command: &[String]) -> Result<Child, StatError> {
-    Command::new(&command[0])
-        .args(&command[1..])
-        .spawn()
+    let child = super::signals::spawn_unblocked(Command::new(&command[0]).args(&command[1..]))
         .map_err(|source| StatError::Spawn {
             command: command[0].clone(),
             source,
-        })
+        })?;
+    super::signals::counting(Some(child.id()));
+    Ok(child)
 }
 
 /// How often a running command is looked at between interval reports.
@@ -415,6 +416,7 @@ fn run_once(
     };
     let code = wait_loop(plan, &mut run, stop, on_interval);
     let elapsed = start.elapsed();
+    super::signals::counting(None);
     // A failure while the command runs still waits for it, so that it is not left behind.
     if let (Err(_), Some(c)) = (&code, run.child.as_mut()) {
         let _ = c.wait();

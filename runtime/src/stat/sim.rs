@@ -107,19 +107,20 @@ fn run_rotating(
         }
         return Ok(0);
     }
-    let mut child = Command::new(&command[0])
-        .args(&command[1..])
-        .spawn()
+    let mut child = super::signals::spawn_unblocked(Command::new(&command[0]).args(&command[1..]))
         .map_err(|source| StatError::Spawn {
             command: command[0].clone(),
             source,
         })?;
+    super::signals::counting(Some(child.id()));
     loop {
         if let Some(status) = child.try_wait().map_err(StatError::Read)? {
+            super::signals::counting(None);
             return Ok(super::run::shell_status(status));
         }
         if let Err(e) = session.rotate() {
             let _ = child.wait();
+            super::signals::counting(None);
             return Err(session_error(e));
         }
         std::thread::sleep(Duration::from_millis(2));

@@ -78,9 +78,11 @@ pub struct StatArgs {
     /// --workload while the command runs; with --td-level or --view.
     #[arg(long, requires = "sim_view")]
     sim: bool,
-    /// With --sim: the simulated processor (default: the first of the spec with the top-down
-    /// registers and the memory view's metrics, ice-lake-sp).
-    #[arg(long, requires = "sim")]
+    /// The processor whose core events `-e` may name by the spec's names
+    /// (`-e INST_RETIRED.ANY_P`: its raw encoding; default: the detected one); with --sim,
+    /// the simulated processor (default: the first of the spec with the top-down registers
+    /// and the memory view's metrics, ice-lake-sp).
+    #[arg(long)]
     processor: Option<String>,
     /// With --sim: what the simulated machine runs (`pmu list --workloads`).
     #[arg(long, value_name = "NAME", requires = "sim")]
@@ -123,8 +125,16 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         events::default_events(matches!(scope, run::StatScope::Cpus(_)))
     } else {
         let lists: Vec<&str> = a.event.iter().map(String::as_str).collect();
-        events::parse_events(&lists, &crate::perf_cli::sources(None))
-            .map_err(|e| usage(format!("-e: {e}")))?
+        let core = crate::detect::processor_named(a.processor.as_deref())
+            .map_err(|e| usage(e.to_string()))?
+            .or_else(|| crate::detect::detected(false, None));
+        let hint = if core.is_none() {
+            "; a core event by the spec's name (INST_RETIRED.ANY_P) needs --processor here"
+        } else {
+            ""
+        };
+        events::parse_events_for(&lists, &crate::perf_cli::sources(None), core)
+            .map_err(|e| usage(format!("-e: {e}{hint}")))?
     };
     let target = report::target_label(&scope, &a.command, all);
     let plan = StatPlan {
@@ -144,6 +154,21 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
     Ok((plan, target))
 }
 
+/// Ctrl-C reaches the command itself (it shares the terminal); this process lives on to
+/// print, or, counting without a command, stops. SIGTERM is passed on to the command (or,
+/// without one, stops too).
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Err(e) = pmu_runtime::stat::signals::forward_termination(Arc::clone(&stop)) {
+        crate::warn(&format!(
+            "SIGTERM will end pmu itself, not the command: {e}"
+        ));
+    }
+    let flag = Arc::clone(&stop);
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    stop
+}
+
 /// Runs `pmu stat`: the exit status is the command's (128 + the signal if one ended it),
 /// 127 if it does not exist, 2 for a usage error, 1 for a failed count.
 pub fn run(a: &StatArgs, json: bool) -> ExitCode {
@@ -151,8 +176,9 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
+    let stop = stop_on_signals();
     if a.sim {
-        return match sim_view(a) {
+        return match sim_view(a, &stop) {
             Ok(code) => code,
             Err((m, code)) => fail(&m, code),
         };
@@ -179,11 +205,6 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         Ok(o) => o,
         Err(m) => return fail(&m, 1),
     };
-    // Ctrl-C reaches the command itself (it shares the terminal); this process lives on to
-    // print, or, counting without a command, stops.
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let mut index = 0;
     let outcome = run::measure(&plan, &stop, |iv| {
         let _ = out.write_all(report::interval(iv, index, &layout).as_bytes());
@@ -204,7 +225,7 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
 
 /// `pmu stat --sim --td-level N` or `--view memory`: the library counts and words it; this
 /// prints it where the counts go.
-fn sim_view(a: &StatArgs) -> Result<ExitCode, (String, u8)> {
+fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
     use pmu_runtime::stat::views;
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
@@ -217,20 +238,17 @@ fn sim_view(a: &StatArgs) -> Result<ExitCode, (String, u8)> {
         None => pmu_runtime::machine::default_workload(),
     };
     let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let (text, code) = match a.td_level {
         Some(level) => {
             let (nodes, counts) =
-                views::topdown_on_sim(processor, workload, level, &a.command, &stop)
+                views::topdown_on_sim(processor, workload, level, &a.command, stop)
                     .map_err(failed)?;
             let head = views::sim_header(&a.command, &counts);
             (head + &views::render_tree(&nodes, level), counts.exit_code)
         }
         None => {
             let (rows, counts) =
-                views::memory_on_sim(processor, workload, &a.command, &stop).map_err(failed)?;
+                views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
             let head = views::sim_header(&a.command, &counts);
             (head + &views::render_memory(&rows), counts.exit_code)
         }

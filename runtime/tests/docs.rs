@@ -817,3 +817,109 @@ fn a_made_up_module_path_is_found_missing() {
         ]
     );
 }
+
+/// The `pmu watch --sim ... --metric` commands of `markdown`.
+fn metric_watches(markdown: &str) -> Vec<String> {
+    commands(markdown)
+        .into_iter()
+        .filter(|c| c.starts_with("pmu watch ") && c.contains("--sim") && c.contains("--metric"))
+        .collect()
+}
+
+/// `command`'s words after `pmu`, with `extra` in place of its output options (`-x,`,
+/// `--json`, `--format F`, `-o F`) when `extra` is given, and `--count 1` where it sets none.
+fn watch_words(command: &str, extra: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for w in words(command).into_iter().skip(1) {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if extra.is_some() {
+            if matches!(w.as_str(), "--format" | "-o") {
+                skip = true;
+                continue;
+            }
+            if w == "--json" || w.starts_with("-x") {
+                continue;
+            }
+        }
+        out.push(w);
+    }
+    if !out.iter().any(|w| w == "--count") {
+        out.extend(["--count".to_string(), "1".to_string()]);
+    }
+    out.extend(extra.map(String::from));
+    out
+}
+
+/// What `pmu args` prints on stdout, or why it failed.
+fn stdout_of(pmu: &Path, args: &[String]) -> Result<String, String> {
+    let out = Command::new(pmu)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// Issue 38: every `pmu watch --sim --metric` example the docs show (README.md and
+/// docs/*.md) prints values a machine could have: run with `--json`, every value is a
+/// number, none is negative, and none in `percent` is over 100. Where the page shows the
+/// command's output (a ```text block right after its ```sh block), every row it shows is one
+/// the command prints, value included.
+#[test]
+fn every_metric_example_in_the_docs_is_plausible_and_shows_what_the_workload_gives() {
+    let pmu = Path::new(env!("CARGO_BIN_EXE_pmu"));
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for page in pages() {
+        let markdown = read(&page);
+        for command in metric_watches(&markdown) {
+            let out = match stdout_of(pmu, &watch_words(&command, Some("--json"))) {
+                Ok(out) => out,
+                Err(e) => {
+                    failures.push(format!("{page}: {command}: {e}"));
+                    continue;
+                }
+            };
+            for line in out.lines() {
+                checked += 1;
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                let (value, unit) = (v["value"].as_f64(), v["unit"].as_str().unwrap_or(""));
+                let plausible =
+                    value.is_some_and(|x| x >= 0.0 && (unit != "percent" || x <= 100.0 + 1e-9));
+                if !plausible {
+                    failures.push(format!("{page}: {command}: {line}"));
+                }
+            }
+        }
+        let (blocks, _) = split_fences(&markdown);
+        for pair in blocks.windows(2) {
+            let [(lang, sh), (next, shown)] = pair else {
+                continue;
+            };
+            if lang != "sh" || next != "text" {
+                continue;
+            }
+            for command in metric_watches(&format!("```sh\n{sh}```\n")) {
+                let out = stdout_of(pmu, &watch_words(&command, None)).unwrap_or_default();
+                let rows = shown
+                    .lines()
+                    .filter(|l| !l.starts_with('#') && !l.trim_start().starts_with("time"));
+                for row in rows {
+                    checked += 1;
+                    if !out.lines().any(|l| normalize(l) == normalize(row)) {
+                        failures.push(format!("{page}: {command} does not print {row:?}:\n{out}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 10, "only {checked} values checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -294,12 +294,11 @@ fn prometheus_sees_the_injected_rate() {
 #[test]
 #[ignore = "needs Prometheus and promtool (apt-get install prometheus); .ci/run runs it"]
 fn prometheus_stores_the_metrics_the_formulas_predict() {
-    let rate = families::RATE.to_string();
     let served: Vec<(&str, &[&str], support::Served)> = families::FAMILIES
         .iter()
         .map(|&(processor, metrics)| {
             let mut args = vec!["--sim", "--processor", processor, "-a", "--interval", "0.2"];
-            args.extend(["--sim-rate", &rate]);
+            args.extend(["--workload", families::WORKLOAD]);
             for m in metrics {
                 args.extend(["--metric", m]);
             }

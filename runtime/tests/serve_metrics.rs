@@ -1,6 +1,7 @@
-//! `pmu serve --metric` on the simulator: every counted event at one steady rate, so each
-//! metric has a value its formula predicts (support/families.rs), on every socket, for each
-//! processor family; and the part's constants are exported with their sources.
+//! `pmu serve --metric` on the simulator running the compute-bound workload, where each
+//! event counts what it is: each metric is the value its formula gives by hand
+//! (support/families.rs), on every socket, for each processor family; and the part's
+//! constants are exported with their sources.
 
 #[path = "support/serve.rs"]
 mod support;
@@ -10,13 +11,12 @@ mod families;
 
 use std::time::Duration;
 
-use families::{expected, matches, FAMILIES, RATE};
+use families::{expected, matches, FAMILIES, WORKLOAD};
 use support::{get, samples, start, wait_until};
 
 fn serve(processor: &str, metrics: &[&str]) -> support::Served {
-    let rate = RATE.to_string();
     let mut args = vec!["--sim", "--processor", processor, "-a", "--interval", "0.2"];
-    args.extend(["--sim-rate", &rate]);
+    args.extend(["--workload", WORKLOAD]);
     for m in metrics {
         args.extend(["--metric", m]);
     }
@@ -108,41 +108,11 @@ fn metrics_are_refused_before_anything_is_bound_when_they_cannot_be_served() {
     assert!(err.contains("memory_bandwidth_read"), "{err}");
 }
 
-/// How many of `plan`'s counted events select the same event code and unit mask as `name`
-/// on Skylake-SP's core: the simulator counts each injected event on every counter selecting
-/// its code and unit mask, whatever the threshold, so such events count each other's too.
-fn same_code(plan: &pmu_runtime::metrics::Plan, name: &str) -> f64 {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pmu"))
-        .args([
-            "list",
-            "--events",
-            "--unit",
-            "CORE",
-            "--processor",
-            "skylake-sp",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let code = |n: &str| {
-        let e = list
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["name"] == n)
-            .unwrap();
-        (e["code"].as_u64(), e["umask"].as_u64())
-    };
-    let ours = code(name);
-    plan.events.iter().filter(|e| code(e.name) == ours).count() as f64
-}
-
 /// More events than the core's four counters (Skylake-SP's top-down level 1 and 2) are
 /// counted in turns, as in `watch`: the counters' running ratios are exported below 1, and
-/// `Frontend_Bound` = 100 x not-delivered / (4 x cycles) is what its formula gives with
-/// every event at one rate: 25 % times the number of planned events sharing each one's code
-/// and unit mask ([`same_code`]), to within the turns' scaling (each count scaled by its
+/// `Frontend_Bound` = 100 x IDQ_UOPS_NOT_DELIVERED.CORE / (4 x CPU_CLK_UNHALTED.THREAD_P) =
+/// 100 x 400 / 4000 under the compute-bound workload (the other level-1 and level-2 events
+/// counting what they are beside it), to within the turns' scaling (each count scaled by its
 /// share of the interval on the wall clock).
 #[test]
 fn metrics_with_more_events_than_counters_are_served_in_turns() {
@@ -158,8 +128,7 @@ fn metrics_with_more_events_than_counters_are_served_in_turns() {
         "{} events fit the counters",
         plan.events.len()
     );
-    let want = 25.0 * same_code(&plan, "IDQ_UOPS_NOT_DELIVERED.CORE")
-        / same_code(&plan, "CPU_CLK_UNHALTED.THREAD_P");
+    let want = 100.0 * 400.0 / (4.0 * 1000.0);
     let served = serve("skylake-sp", &["TmaL1", "TmaL2"]);
     let scrape = || get(served.addr, "/metrics").1;
     assert!(

@@ -733,9 +733,12 @@ impl Sim {
 
     /// Stops the streams `ids`.
     pub fn stop_streams(&self, ids: &[StreamId]) {
-        let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
-        w.running.retain(|(id, _, _)| !ids.contains(id));
-        w.named.retain(|r| !ids.contains(&r.id));
+        self.workload
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .running
+            .retain(|(id, _, _)| !ids.contains(id));
+        self.stop_named(ids);
     }
 
     /// Brings the streams `ids` to time `t` of their clock (time 0: when they started):

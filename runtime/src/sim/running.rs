@@ -187,10 +187,14 @@ impl ResolvedWorkload {
     }
 }
 
-/// A named workload started on the simulator, and the time it has been brought to.
+/// A named workload started on the simulator, and the time it has been brought to. The
+/// machine runs it once however many sessions started it: each session's clock starts at
+/// its own opening, so each id keeps the workload's time when it joined, and a session
+/// bringing its clock to `t` brings the workload to that offset plus `t` (never back).
 #[derive(Debug)]
 pub(super) struct Running {
-    pub id: StreamId,
+    /// The ids it was started under, each with the workload's time when it was.
+    pub ids: Vec<(StreamId, Duration)>,
     pub resolved: Arc<ResolvedWorkload>,
     pub at: Duration,
 }
@@ -198,33 +202,60 @@ pub(super) struct Running {
 impl Sim {
     /// Starts the named workload `workload` on the whole machine: from now on every CPU's
     /// counters and every box count, as [`Self::advance`] brings the clock on, what their
-    /// controls select of it.
+    /// controls select of it. Started again while it runs (another session on the same
+    /// machine), it joins what runs: events happen once.
     pub fn run_named(&self, workload: &'static NamedWorkload) -> StreamId {
         let resolved = ResolvedWorkload::of(workload, self.config.processor);
         let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
         let id = StreamId(w.next);
         w.next += 1;
-        w.named.push(Running {
-            id,
-            resolved,
-            at: Duration::ZERO,
-        });
+        match w
+            .named
+            .iter_mut()
+            .find(|r| std::ptr::eq(r.resolved.workload(), workload))
+        {
+            Some(r) => {
+                let at = r.at;
+                r.ids.push((id, at));
+            }
+            None => w.named.push(Running {
+                ids: vec![(id, Duration::ZERO)],
+                resolved,
+                at: Duration::ZERO,
+            }),
+        }
         id
     }
 
-    /// Brings the named workloads among `ids` to time `t`.
+    /// Brings the named workloads among `ids` to time `t` of those ids' clocks.
     pub(super) fn advance_named(&self, ids: &[StreamId], t: Duration) {
-        let due: Vec<(Arc<ResolvedWorkload>, Duration)> = {
+        let due: Vec<(Arc<ResolvedWorkload>, Duration, Duration)> = {
             let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
             w.named
                 .iter_mut()
-                .filter(|r| ids.contains(&r.id) && t > r.at)
-                .map(|r| (r.resolved.clone(), std::mem::replace(&mut r.at, t)))
+                .filter_map(|r| {
+                    let to = r
+                        .ids
+                        .iter()
+                        .filter(|(id, _)| ids.contains(id))
+                        .map(|(_, offset)| *offset + t)
+                        .max()?;
+                    (to > r.at).then(|| (r.resolved.clone(), std::mem::replace(&mut r.at, to), to))
+                })
                 .collect()
         };
-        for (resolved, from) in due {
-            self.count_span(&resolved, from, t);
+        for (resolved, from, to) in due {
+            self.count_span(&resolved, from, to);
         }
+    }
+
+    /// Stops the named workloads' ids among `ids`; a workload no id runs any more stops.
+    pub(super) fn stop_named(&self, ids: &[StreamId]) {
+        let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
+        for r in &mut w.named {
+            r.ids.retain(|(id, _)| !ids.contains(id));
+        }
+        w.named.retain(|r| !r.ids.is_empty());
     }
 
     /// Every CPU and box counts the workload from `from` to `to`.

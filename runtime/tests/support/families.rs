@@ -1,12 +1,12 @@
 //! The processor families whose metrics are checked through `pmu serve --metric`, and what
-//! each metric must be when the simulator injects every counted event at the same steady
-//! rate into every counted box (`serve --sim --sim-rate R`).
+//! each metric must be when the simulator runs the compute-bound workload (`serve --sim
+//! --workload compute-bound`), where each event counts what it is: a swapped or wrong event
+//! shows.
 
 use pmu_runtime::boxes::Boxes;
-use pmu_runtime::sim::SimTopdown;
 
-/// Events per second the simulator injects into every counted event of every box.
-pub const RATE: f64 = 200_000.0;
+/// The workload the served families run.
+pub const WORKLOAD: &str = "compute-bound";
 
 /// Each family's processor and the metrics served for it: memory read and write bandwidth,
 /// the LLC hit rate and top-down level 1 where the spec has them: `Frontend_Bound` from
@@ -175,52 +175,48 @@ pub fn cas_events(processor: &str, metric: &str) -> (&'static str, usize) {
     (unit, m.events.len())
 }
 
-/// What `metric` of `processor` must be per socket, and how far off it may be, relative.
+/// What `metric` of `processor` must be per socket under the compute-bound workload
+/// (`runtime/src/sim/workloads.rs`; core and uncore clocks 2 GHz, so 2 million periods of
+/// 1000 cycles a second), by hand from the vendor's formula, and how far off it may be,
+/// relative. Each event counts what it is, so no ratio is a constant of the test.
 ///
-/// - Bandwidth: the socket's channels x its CAS events x `RATE` commands per second x 64
-///   bytes, in MB/s.
-///   The counts are exact; the interval's length is the exporter's clock, stamped just
-///   before each read while the simulator's clock is read inside it, so the two may differ
-///   by the time a read takes to start (microseconds on an idle machine; a loaded shared
-///   one may stall a thread for a few milliseconds of a 200 ms interval): 2 %.
-/// - Ratios of two events at the same rate in the same boxes over the same interval: their
-///   counts are equal, so `llc_hit_rate` = 100 (refs - misses) / refs = 0 and, without SMT,
-///   `Frontend_Bound` = 100 x not-delivered / (4 x cycles) = 25: exactly; AMD's
-///   `frontend_bound` = 100 / the slots a cycle.
-/// - `Retiring` from IA32_PERF_METRICS: the simulated workload's retiring share of the four
-///   level-1 shares, which sum to 0xFF ([`SimTopdown::DEMO_PROFILE`]); each share's slots are
-///   rounded down (slots x share / 0xFF), which moves the ratio by about 1 / slots: 1e-6.
+/// - Bandwidth: 8 CAS reads and 4 CAS writes per channel in 1000 cycles (Granite Rapids'
+///   two sub-channels 4 + 4 and 2 + 2; AMD's UMCs alike), 64 bytes each, every channel of the
+///   socket: channels x 8 x 2e6 x 64 / 1e6 MB/s. Zen 2 and 3: 12 requests at each of the eight
+///   DRAM channel events of the Data Fabric (counted in turns on its four counters).
+///   The interval's length is the exporter's clock, stamped just before each read while the
+///   simulator's clock is read inside it, so the two may differ by the time a read takes to
+///   start: 2 % (10 % counted in turns).
+/// - `llc_hit_rate` = 100 (references - misses) / references = 100 x (20 - 2) / 20. A
+///   ratio's two counters are read one after the other on the wall clock, the machine's
+///   time moving on between the reads: 1e-4.
+/// - `Frontend_Bound` up to Cascade Lake = 100 x IDQ_UOPS_NOT_DELIVERED.CORE / (4 x
+///   CPU_CLK_UNHALTED.THREAD_P) = 100 x 400 / 4000; Sierra Forest's E-core top-down
+///   (sierraforest_metrics.json) TOPDOWN_FE_BOUND.ALL_P / (6 x CPU_CLK_UNHALTED.CORE_P) =
+///   (6 x 50 + 3 x 100) / 6000; AMD's `frontend_bound` = no ops from the front end over the
+///   dispatch slots, 600 / 6000 on Zen 4, 800 / 8000 on Zen 5 (Linux perf's pipeline.json):
+///   10 % each.
+/// - `Retiring` from IA32_PERF_METRICS: the retiring byte over the four level-1 bytes,
+///   0xB3 / (0xB3 + 0x0D + 0x1A + 0x25) = 179 / 255; each share's slots are rounded down
+///   (slots x share / 0xFF), which moves the ratio by about 1 / slots: 1e-6.
 pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
+    const MB_PER_EVENT_A_PERIOD: f64 = 2e6 * 64.0 / 1e6;
     match metric {
         "memory_bandwidth_read" | "memory_bandwidth_write" => {
-            let (unit, cas) = cas_events(processor, metric);
-            (
-                boxes(processor, unit) * cas as f64 * RATE * 64.0 / 1e6,
-                0.02,
-            )
+            let (unit, _) = cas_events(processor, metric);
+            let cas = if metric.ends_with("read") { 8.0 } else { 4.0 };
+            (boxes(processor, unit) * cas * MB_PER_EVENT_A_PERIOD, 0.02)
         }
-        // Zen 2 and 3's eight Data Fabric channel events take turns on its four counters:
-        // each count is scaled by its share of the interval on the wall clock.
         "memory_bandwidth_total" => {
-            let (unit, requests) = cas_events(processor, metric);
+            let (unit, channels) = cas_events(processor, metric);
             (
-                boxes(processor, unit) * requests as f64 * RATE * 64.0 / 1e6,
+                boxes(processor, unit) * channels as f64 * 12.0 * MB_PER_EVENT_A_PERIOD,
                 0.1,
             )
         }
-        "llc_hit_rate" => (0.0, 0.0),
-        // Sierra Forest's E-core top-down (sierraforest_metrics.json): six slots a cycle,
-        // TOPDOWN_FE_BOUND.ALL_P / (6 x CPU_CLK_UNHALTED.CORE_P), from counted events.
-        "Frontend_Bound" if processor == "sierra-forest" => (100.0 / 6.0, 1e-12),
-        "Frontend_Bound" => (25.0, 0.0),
-        // AMD's share of dispatch slots: 6 a cycle on Zen 4, 8 on Zen 5 (Linux perf's
-        // pipeline.json).
-        "frontend_bound" if processor == "amd-zen4" => (100.0 / 6.0, 1e-12),
-        "frontend_bound" if processor == "amd-zen5" => (100.0 / 8.0, 1e-12),
-        "Retiring" => (
-            100.0 * (SimTopdown::DEMO_PROFILE & 0xFF) as f64 / 255.0,
-            1e-6,
-        ),
+        "llc_hit_rate" => (100.0 * (20.0 - 2.0) / 20.0, 1e-4),
+        "Frontend_Bound" | "frontend_bound" => (10.0, 1e-4),
+        "Retiring" => (100.0 * 179.0 / 255.0, 1e-6),
         other => panic!("no expectation for {other}"),
     }
 }

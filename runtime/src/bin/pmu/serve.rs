@@ -78,8 +78,8 @@ pub struct ServeArgs {
     /// Count the boxes on every socket (the default is socket 0, or --socket).
     #[arg(short = 'a', long = "all-sockets", conflicts_with_all = ["socket", "cpu", "device"])]
     all_sockets: bool,
-    /// With --sim: events per second the simulator injects into every counted event, so
-    /// rate() has something to show.
+    /// With --sim and no --workload: events per second the simulator injects into every
+    /// counted event, so rate() has something to show.
     #[arg(long, default_value_t = 1000.0, value_name = "N")]
     sim_rate: f64,
     /// Take counters that are already enabled (left by a killed session, or another tool's):
@@ -295,10 +295,14 @@ fn open_sessions<'m>(
     metrics: Option<&ServedMetrics>,
 ) -> Result<Vec<Session<'m>>, Failure> {
     // Prometheus's rate() is per second of real time: the wall clock, even on the simulator,
-    // whose events then happen at --sim-rate per real second.
+    // whose events then happen at --sim-rate per real second, or as --workload says.
+    let pace = match args.place.workload {
+        Some(_) => args.place.pace()?,
+        None => Pace::Steady(args.sim_rate.round() as u64),
+    };
     let options = Options {
         clock: Clock::Wall,
-        pace: Pace::Steady(args.sim_rate.round() as u64),
+        pace,
         allow_mismatch: args.allow_mismatch,
         ..Options::default()
     };

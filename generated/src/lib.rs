@@ -109,6 +109,7 @@
 //! | `granite-rapids` | [`granite_rapids`] | Intel Xeon 6 processor with P-cores (Granite Rapids) uncore |
 //! | `sierra-forest` | [`sierra_forest`] | Intel Xeon 6 processor with E-cores (Sierra Forest) uncore |
 //! | `clearwater-forest` | [`clearwater_forest`] | Intel Xeon 6+ processor with E-cores (Clearwater Forest) uncore |
+//! | `diamond-rapids` | [`diamond_rapids`] | Intel Xeon processor (Diamond Rapids) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 //! | `amd-zen2` | [`amd_zen2`] | AMD family 17h, Zen 2 (EPYC 7002, Ryzen 3000 and 4000) |
 //! | `amd-zen3` | [`amd_zen3`] | AMD family 19h, Zen 3 (EPYC 7003, Ryzen 5000) |
@@ -182,6 +183,9 @@ pub mod sierra_forest;
 #[cfg(feature = "clearwater-forest")]
 #[rustfmt::skip]
 pub mod clearwater_forest;
+#[cfg(feature = "diamond-rapids")]
+#[rustfmt::skip]
+pub mod diamond_rapids;
 #[rustfmt::skip]
 pub mod arch;
 #[cfg(feature = "amd-zen2")]
@@ -229,6 +233,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &sierra_forest::PROCESSOR,
     #[cfg(feature = "clearwater-forest")]
     &clearwater_forest::PROCESSOR,
+    #[cfg(feature = "diamond-rapids")]
+    &diamond_rapids::PROCESSOR,
     &arch::PROCESSOR,
     #[cfg(feature = "amd-zen2")]
     &amd_zen2::PROCESSOR,

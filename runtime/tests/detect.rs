@@ -191,6 +191,12 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
         let out = detect("GenuineIntel", 6, model, 3);
         assert!(out.contains(&format!("specs: {id} (")), "{model:#x}: {out}");
     }
+    // Diamond Rapids: family 19 (0x13), model 0x01 (Linux intel-family.h, INTEL_DIAMONDRAPIDS_X
+    // = IFM(19, 0x01)), the first Intel server outside family 6; family 6 model 1 is not it.
+    let out = detect("GenuineIntel", 0x13, 0x01, 0);
+    assert!(out.contains("specs: diamond-rapids ("), "{out}");
+    let out = detect("GenuineIntel", 6, 0x01, 0);
+    assert!(!out.contains("diamond-rapids"), "{out}");
     // A processor whose spec has no discovery types (Skylake-SP) gets no discovery line.
     let out = detect("GenuineIntel", 6, 0x55, 4);
     assert!(out.contains("specs: skylake-sp ("), "{out}");

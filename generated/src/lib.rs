@@ -115,6 +115,7 @@
 //! | `amd-zen3` | [`amd_zen3`] | AMD family 19h, Zen 3 (EPYC 7003, Ryzen 5000) |
 //! | `amd-zen4` | [`amd_zen4`] | AMD family 19h, Zen 4 (EPYC 9004, Ryzen 7000) |
 //! | `amd-zen5` | [`amd_zen5`] | AMD family 1Ah, Zen 5 (EPYC 9005, Ryzen 9000) |
+//! | `amd-zen6` | [`amd_zen6`] | AMD family 1Ah, Zen 6 |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -200,6 +201,9 @@ pub mod amd_zen4;
 #[cfg(feature = "amd-zen5")]
 #[rustfmt::skip]
 pub mod amd_zen5;
+#[cfg(feature = "amd-zen6")]
+#[rustfmt::skip]
+pub mod amd_zen6;
 #[cfg(feature = "discovery")]
 #[rustfmt::skip]
 pub mod discovery;
@@ -244,6 +248,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &amd_zen4::PROCESSOR,
     #[cfg(feature = "amd-zen5")]
     &amd_zen5::PROCESSOR,
+    #[cfg(feature = "amd-zen6")]
+    &amd_zen6::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,
 ];

@@ -17,7 +17,7 @@ pub const RATE: f64 = 200_000.0;
 /// AMD's are Linux perf's: the L3 hit rate on Zen 2 to 5, and on Zen 4 and 5 UMC bandwidth
 /// and `frontend_bound` of PipelineL1; Zen 2 and 3's total Data Fabric bandwidth, its eight
 /// events counted in turns.
-pub const FAMILIES: [(&str, &[&str]); 17] = [
+pub const FAMILIES: [(&str, &[&str]); 18] = [
     ("xeon-7500", &["llc_hit_rate"]),
     (
         "xeon-e5-2600",
@@ -147,6 +147,15 @@ pub const FAMILIES: [(&str, &[&str]); 17] = [
             "frontend_bound",
         ],
     ),
+    (
+        "amd-zen6",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "frontend_bound",
+        ],
+    ),
 ];
 
 /// The boxes of `unit` on one socket of `processor`.
@@ -217,6 +226,8 @@ pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
         // pipeline.json).
         "frontend_bound" if processor == "amd-zen4" => (100.0 / 6.0, 1e-12),
         "frontend_bound" if processor == "amd-zen5" => (100.0 / 8.0, 1e-12),
+        // Zen 6: eight slots a cycle, as Zen 5 (amdzen6 pipeline.json).
+        "frontend_bound" if processor == "amd-zen6" => (100.0 / 8.0, 1e-12),
         "Retiring" => (
             100.0 * (SimTopdown::DEMO_PROFILE & 0xFF) as f64 / 255.0,
             1e-6,

@@ -31,10 +31,10 @@ fn every_unit_declares_its_structure() {
     }
     // 7 + 8 + 9 + 10 + 10 + 10 + 10 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
     // Granite Rapids' 7 and the same 7 of Sierra and Clearwater Forest (units-from), and AMD
-    // Zen 2 to 5: 3 + 3 + 4 + 4; the free-running units: the IIO's of Skylake-SP and Cascade
+    // Zen 2 to 6: 3 + 3 + 4 + 4 + 4 (Zen 6 has Zen 5's, units-from); the free-running units: the IIO's of Skylake-SP and Cascade
     // Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire and Emerald Rapids, the IIO's
     // of Granite Rapids, Sierra Forest and Clearwater Forest.
-    assert_eq!(pmus().count(), 75 + 8 * 2 + 7 * 3 + 14 + 4 + 2 + 2 + 3);
+    assert_eq!(pmus().count(), 75 + 8 * 2 + 7 * 3 + 14 + 4 + 4 + 2 + 2 + 3);
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn every_counter_of_every_box_resolves() {
     // 5*8 = 402) and Emerald Rapids (its units), Granite Rapids (CHA 4*126, IIO 4*16,
     // IRP 2*16, U 2, B2CMI 4*12, UPI 4*6, memory-mapped iMC 5*12 = 734) and Sierra and
     // Clearwater Forest (its units, each); AMD Zen 2 and 3 each
-    // (PMC 6, L3 6, DF 4 = 16), Zen 4 and 5 each (PMC 6, L3 6, DF 16, UMC 4*12 = 76).
+    // (PMC 6, L3 6, DF 4 = 16), Zen 4, 5 and 6 each (PMC 6, L3 6, DF 16, UMC 4*12 = 76).
     // Free-running counters: Skylake-SP's and Cascade Lake's IIO 17*6 each, Ice Lake-SP's IIO
     // 9*6 and memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 and memory-mapped
     // iMC 3*4 each, Granite Rapids', Sierra Forest's and Clearwater Forest's IIO 17*16 each.
@@ -129,7 +129,7 @@ fn every_counter_of_every_box_resolves() {
             + 402 * 2
             + 734 * 3
             + 16 * 2
-            + 76 * 2
+            + 76 * 3
             + 17 * 6 * 2
             + 9 * 6
             + 5 * 4

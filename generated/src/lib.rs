@@ -109,11 +109,13 @@
 //! | `granite-rapids` | [`granite_rapids`] | Intel Xeon 6 processor with P-cores (Granite Rapids) uncore |
 //! | `sierra-forest` | [`sierra_forest`] | Intel Xeon 6 processor with E-cores (Sierra Forest) uncore |
 //! | `clearwater-forest` | [`clearwater_forest`] | Intel Xeon 6+ processor with E-cores (Clearwater Forest) uncore |
+//! | `diamond-rapids` | [`diamond_rapids`] | Intel Xeon processor (Diamond Rapids) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 //! | `amd-zen2` | [`amd_zen2`] | AMD family 17h, Zen 2 (EPYC 7002, Ryzen 3000 and 4000) |
 //! | `amd-zen3` | [`amd_zen3`] | AMD family 19h, Zen 3 (EPYC 7003, Ryzen 5000) |
 //! | `amd-zen4` | [`amd_zen4`] | AMD family 19h, Zen 4 (EPYC 9004, Ryzen 7000) |
 //! | `amd-zen5` | [`amd_zen5`] | AMD family 1Ah, Zen 5 (EPYC 9005, Ryzen 9000) |
+//! | `amd-zen6` | [`amd_zen6`] | AMD family 1Ah, Zen 6 |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -182,6 +184,9 @@ pub mod sierra_forest;
 #[cfg(feature = "clearwater-forest")]
 #[rustfmt::skip]
 pub mod clearwater_forest;
+#[cfg(feature = "diamond-rapids")]
+#[rustfmt::skip]
+pub mod diamond_rapids;
 #[rustfmt::skip]
 pub mod arch;
 #[cfg(feature = "amd-zen2")]
@@ -196,6 +201,9 @@ pub mod amd_zen4;
 #[cfg(feature = "amd-zen5")]
 #[rustfmt::skip]
 pub mod amd_zen5;
+#[cfg(feature = "amd-zen6")]
+#[rustfmt::skip]
+pub mod amd_zen6;
 #[cfg(feature = "discovery")]
 #[rustfmt::skip]
 pub mod discovery;
@@ -229,6 +237,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &sierra_forest::PROCESSOR,
     #[cfg(feature = "clearwater-forest")]
     &clearwater_forest::PROCESSOR,
+    #[cfg(feature = "diamond-rapids")]
+    &diamond_rapids::PROCESSOR,
     &arch::PROCESSOR,
     #[cfg(feature = "amd-zen2")]
     &amd_zen2::PROCESSOR,
@@ -238,6 +248,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &amd_zen4::PROCESSOR,
     #[cfg(feature = "amd-zen5")]
     &amd_zen5::PROCESSOR,
+    #[cfg(feature = "amd-zen6")]
+    &amd_zen6::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,
 ];

@@ -425,6 +425,8 @@ pub fn for_processor(id: &str) -> &'static [MetricInfo] {
         "amd-zen4" => crate::amd_zen4::metrics::METRICS,
         #[cfg(feature = "amd-zen5")]
         "amd-zen5" => crate::amd_zen5::metrics::METRICS,
+        #[cfg(feature = "amd-zen6")]
+        "amd-zen6" => crate::amd_zen6::metrics::METRICS,
         _ => &[],
     }
 }

@@ -10,9 +10,9 @@ mod independent;
 use independent::{At, Group, Unit, CONFLICTS, NO_INDEPENDENT_SOURCE};
 use pmu_regs::{CounterKind, Location, PROCESSORS};
 
-/// The twelve processors; Cascade Lake, Emerald Rapids, Sierra Forest and Clearwater Forest
+/// The thirteen processors; Cascade Lake, Emerald Rapids, Sierra Forest, Clearwater Forest and Zen 6
 /// carry the units of the processor after them.
-const NEWER: [(&str, &str); 12] = [
+const NEWER: [(&str, &str); 13] = [
     ("skylake-sp", "skylake-sp"),
     ("cascade-lake", "skylake-sp"),
     ("ice-lake-sp", "ice-lake-sp"),
@@ -25,6 +25,7 @@ const NEWER: [(&str, &str); 12] = [
     ("amd-zen3", "amd-zen3"),
     ("amd-zen4", "amd-zen4"),
     ("amd-zen5", "amd-zen5"),
+    ("amd-zen6", "amd-zen5"),
 ];
 
 /// Where the table says register `n` of box `b` is.

@@ -191,6 +191,26 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
         let out = detect("GenuineIntel", 6, model, 3);
         assert!(out.contains(&format!("specs: {id} (")), "{model:#x}: {out}");
     }
+    // Diamond Rapids: family 19 (0x13), model 0x01 (Linux intel-family.h, INTEL_DIAMONDRAPIDS_X
+    // = IFM(19, 0x01)), the first Intel server outside family 6; family 6 model 1 is not it.
+    let out = detect("GenuineIntel", 0x13, 0x01, 0);
+    assert!(out.contains("specs: diamond-rapids ("), "{out}");
+    let out = detect("GenuineIntel", 6, 0x01, 0);
+    assert!(!out.contains("diamond-rapids"), "{out}");
+    // Zen 6 (Linux amd.c, bsp_init_amd: family 1Ah models 0x50-0x5F, 0x80-0xAF, 0xC0-0xCF)
+    // beside Zen 5's 0xD0-0xD7, which stay Zen 5 (a proposed patch would widen Zen 6's last
+    // range over them; the merged code does not).
+    for (model, id) in [
+        (0x50, "amd-zen6"),
+        (0x85, "amd-zen6"),
+        (0xCF, "amd-zen6"),
+        (0xD0, "amd-zen5"),
+        (0xD7, "amd-zen5"),
+        (0x44, "amd-zen5"),
+    ] {
+        let out = detect("AuthenticAMD", 0x1A, model, 0);
+        assert!(out.contains(&format!("specs: {id} (")), "{model:#x}: {out}");
+    }
     // A processor whose spec has no discovery types (Skylake-SP) gets no discovery line.
     let out = detect("GenuineIntel", 6, 0x55, 4);
     assert!(out.contains("specs: skylake-sp ("), "{out}");

@@ -90,6 +90,7 @@ fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
         "clearwater-forest",
         "amd-zen4",
         "amd-zen5",
+        "amd-zen6",
     ]) {
         for (metric, per_channel) in [
             ("memory_bandwidth_read", READ_MBS_PER_CHANNEL),
@@ -144,6 +145,7 @@ fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
         "amd-zen3",
         "amd-zen4",
         "amd-zen5",
+        "amd-zen6",
     ]) {
         // llc_hit_rate = 100 (refs - misses) / refs = 100 x 18 / 20 (on AMD, L3 lookups and
         // misses summed over the socket's L3 complexes, each counting alike).
@@ -176,7 +178,7 @@ fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
     // AMD's PipelineL1 (Linux perf's pipeline.json): each share is its events over the
     // dispatch slots, 6 a cycle on Zen 4 and 8 on Zen 5: 600 / 6000, 1200 / 6000, 300 / 6000,
     // 3600 / 6000, (3900 - 3600) / 6000, and on Zen 5 the same shares of 8000.
-    for p in ["amd-zen4", "amd-zen5"] {
+    for p in ["amd-zen4", "amd-zen5", "amd-zen6"] {
         for (m, expected) in [
             ("frontend_bound", 10.0),
             ("backend_bound", 20.0),
@@ -243,7 +245,9 @@ fn amd_top_down_level_2_is_what_the_formulas_give() {
             [0.6, 0.45],
         ),
     ];
-    for (g, p) in ["amd-zen4", "amd-zen5"].into_iter().enumerate() {
+    // Zen 6 has Zen 5's names and slots (amdzen6 pipeline.json), resyncs counted by
+    // bp_fe_redir.resync.
+    for (g, p) in [(0, "amd-zen4"), (1, "amd-zen5"), (1, "amd-zen6")] {
         for (names, expected) in &checks {
             let m = names[g];
             for (_, _, _, v) in watch(p, &[m], &[]) {

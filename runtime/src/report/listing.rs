@@ -110,6 +110,8 @@ pub fn summary(
     let mut rows: Vec<SummaryRow<'_>> = Vec::new();
     // Which rows are a processor's core event list (by index), for the JSON.
     let mut core_rows: Vec<usize> = Vec::new();
+    // Which rows are a processor with nothing to list (by index), for the JSON.
+    let mut empty_rows: Vec<usize> = Vec::new();
     let units = matching_units(processor, unit);
     for p in PROCESSORS.iter() {
         for &(pid, u) in units.iter().filter(|(pid, _)| *pid == p.id) {
@@ -137,6 +139,16 @@ pub fn summary(
                 rows.push((p.id, core.unit, 0, 0, core.events.len(), "-".into()));
             }
         }
+        // A processor with neither units nor a core event list of its own (Diamond Rapids,
+        // whose uncore only its discovery tables place) still has its row, with nothing in it.
+        if p.units.is_empty()
+            && p.core_events.is_none()
+            && unit.is_none()
+            && matches(processor, &[p.id, p.module])
+        {
+            empty_rows.push(rows.len());
+            rows.push((p.id, "-", 0, 0, 0, "-".into()));
+        }
     }
     if rows.is_empty() {
         return Err(nothing_selected(processor, unit));
@@ -150,6 +162,10 @@ pub fn summary(
                 if core_rows.contains(&n) {
                     // The events of the processor's own list for the core PMU's unit.
                     v["core_events"] = json!(true);
+                }
+                if empty_rows.contains(&n) {
+                    // A processor of the spec with no unit and no core event list.
+                    v["no_units"] = json!(true);
                 }
                 v
             })

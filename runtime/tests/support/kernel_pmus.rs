@@ -539,7 +539,7 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             );
             one(&mut v, "amd_df", AMD_DF);
         }
-        "amd-zen4" | "amd-zen5" => {
+        "amd-zen4" | "amd-zen5" | "amd-zen6" => {
             one(&mut v, "cpu", AMD_CPU);
             one(&mut v, "amd_l3", AMD_L3_F19H);
             one(&mut v, "amd_df", AMD_DF_V2);

@@ -17,7 +17,7 @@ pub const WORKLOAD: &str = "compute-bound";
 /// AMD's are Linux perf's: the L3 hit rate on Zen 2 to 5, and on Zen 4 and 5 UMC bandwidth
 /// and `frontend_bound` of PipelineL1; Zen 2 and 3's total Data Fabric bandwidth, its eight
 /// events counted in turns.
-pub const FAMILIES: [(&str, &[&str]); 17] = [
+pub const FAMILIES: [(&str, &[&str]); 18] = [
     ("xeon-7500", &["llc_hit_rate"]),
     (
         "xeon-e5-2600",
@@ -147,6 +147,15 @@ pub const FAMILIES: [(&str, &[&str]); 17] = [
             "frontend_bound",
         ],
     ),
+    (
+        "amd-zen6",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "frontend_bound",
+        ],
+    ),
 ];
 
 /// The boxes of `unit` on one socket of `processor`.
@@ -194,7 +203,7 @@ pub fn cas_events(processor: &str, metric: &str) -> (&'static str, usize) {
 ///   CPU_CLK_UNHALTED.THREAD_P) = 100 x 400 / 4000; Sierra Forest's E-core top-down
 ///   (sierraforest_metrics.json) TOPDOWN_FE_BOUND.ALL_P / (6 x CPU_CLK_UNHALTED.CORE_P) =
 ///   (6 x 50 + 3 x 100) / 6000; AMD's `frontend_bound` = no ops from the front end over the
-///   dispatch slots, 600 / 6000 on Zen 4, 800 / 8000 on Zen 5 (Linux perf's pipeline.json):
+///   dispatch slots, 600 / 6000 on Zen 4, 800 / 8000 on Zen 5 and 6 (Linux perf's pipeline.json):
 ///   10 % each.
 /// - `Retiring` from IA32_PERF_METRICS: the retiring byte over the four level-1 bytes,
 ///   0xB3 / (0xB3 + 0x0D + 0x1A + 0x25) = 179 / 255; each share's slots are rounded down

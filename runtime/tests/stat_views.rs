@@ -218,3 +218,37 @@ fn a_spec_event_name_counts_as_its_encoding_does_in_perf() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("--processor"));
     }
 }
+
+/// `-M` on the simulator: a group's metrics over the command's run. Sapphire Rapids'
+/// `TmaL1` group holds the four level-1 nodes; Backend_Bound is the memory-bound workload's
+/// backend byte over the four level-1 bytes (Intel's formula, as in the tree above).
+#[test]
+fn metrics_by_group_on_the_simulator() {
+    let w = workload("memory-bound").unwrap();
+    let out = pmu(&[
+        "stat",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "--workload",
+        w.name,
+        "-M",
+        "TmaL1",
+        "--",
+        "true",
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    let pm = w.perf_metrics;
+    let level1 = byte(pm, 0) + byte(pm, 1) + byte(pm, 2) + byte(pm, 3);
+    let shown: f64 = line_of(&text, "Backend_Bound")[1].parse().unwrap();
+    assert!(
+        (shown - 100.0 * byte(pm, 3) / level1).abs() < 0.01,
+        "{text}"
+    );
+    for name in ["Frontend_Bound", "Bad_Speculation", "Retiring"] {
+        line_of(&text, name);
+    }
+    let out = pmu(&["stat", "--sim", "-M", "no_such_metric", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+}

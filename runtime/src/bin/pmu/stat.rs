@@ -75,7 +75,7 @@ pub struct StatArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Count on a simulated machine instead (its uncore and top-down registers), running
-    /// --workload while the command runs; with --td-level or --view.
+    /// --workload while the command runs; with --td-level, --view or -M.
     #[arg(long, requires = "sim_view")]
     sim: bool,
     /// The processor whose core events `-e` may name by the spec's names
@@ -97,6 +97,18 @@ pub struct StatArgs {
     #[arg(long, value_name = "VIEW", group = "sim_view", requires = "sim",
           value_parser = clap::builder::PossibleValuesParser::new(pmu_runtime::stat::views::VIEWS))]
     view: Option<String>,
+    /// With --sim: metrics by name, category or group (`-M TmaL1,memory_bandwidth_read`),
+    /// their values over the command's run, as perf stat -M.
+    #[arg(
+        short = 'M',
+        long = "metrics",
+        alias = "metric",
+        value_name = "METRICS",
+        value_delimiter = ',',
+        group = "sim_view",
+        requires = "sim"
+    )]
+    metrics: Vec<String>,
     /// The command to count, after `--`, with its arguments.
     #[arg(trailing_var_arg = true, value_name = "CMD")]
     command: Vec<String>,
@@ -238,21 +250,24 @@ fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
         None => pmu_runtime::machine::default_workload(),
     };
     let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
-    let (text, code) = match a.td_level {
-        Some(level) => {
-            let (nodes, counts) =
-                views::topdown_on_sim(processor, workload, level, &a.command, stop)
-                    .map_err(failed)?;
-            let head = views::sim_header(&a.command, &counts);
-            (head + &views::render_tree(&nodes, level), counts.exit_code)
-        }
-        None => {
-            let (rows, counts) =
-                views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
-            let head = views::sim_header(&a.command, &counts);
-            (head + &views::render_memory(&rows), counts.exit_code)
-        }
+    let (body, counts) = if let Some(level) = a.td_level {
+        let (nodes, counts) =
+            views::topdown_on_sim(processor, workload, level, &a.command, stop).map_err(failed)?;
+        (views::render_tree(&nodes, level), counts)
+    } else if a.metrics.is_empty() {
+        let (rows, counts) =
+            views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
+        (views::render_memory(&rows), counts)
+    } else {
+        let (values, counts) =
+            views::metrics_on_sim(processor, workload, &a.metrics, &a.command, stop)
+                .map_err(failed)?;
+        (views::render_metrics(&values), counts)
     };
+    let (text, code) = (
+        views::sim_header(&a.command, &counts) + &body,
+        counts.exit_code,
+    );
     let mut out = sink(a).map_err(|m| (m, 1))?;
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

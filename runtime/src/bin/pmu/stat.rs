@@ -76,7 +76,9 @@ pub struct StatArgs {
     output: Option<PathBuf>,
     /// Count on a simulated machine instead (its uncore and top-down registers), running
     /// --workload while the command runs; with --td-level, --view or -M.
-    #[arg(long, requires = "sim_view")]
+    #[arg(long, requires = "sim_view", conflicts_with_all = [
+        "separator", "json_lines", "interval", "pid", "cpu", "no_aggr", "per_socket", "delay",
+        "repeat", "event"])]
     sim: bool,
     /// The processor whose core events `-e` may name by the spec's names
     /// (`-e INST_RETIRED.ANY_P`: its raw encoding; default: the detected one); with --sim,
@@ -189,6 +191,12 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         ExitCode::from(code)
     };
     let stop = stop_on_signals();
+    if a.sim && json {
+        return fail(
+            "--sim prints its views as text tables; leave out --json (or count without --sim)",
+            2,
+        );
+    }
     if a.sim {
         return match sim_view(a, &stop) {
             Ok(code) => code,

@@ -167,7 +167,12 @@ fn a_view_without_the_simulator_or_a_part_without_the_tree_is_refused() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("memory_bandwidth_read"), "{text}");
     // What does not apply to the simulator's views is refused, not ignored.
-    for extra in [&["-x,"][..], &["-r", "3"], &["-I", "100"], &["-e", "task-clock"]] {
+    for extra in [
+        &["-x,"][..],
+        &["-r", "3"],
+        &["-I", "100"],
+        &["-e", "task-clock"],
+    ] {
         let mut args = vec!["stat", "--sim", "--td-level", "1"];
         args.extend_from_slice(extra);
         args.extend(["--", "true"]);

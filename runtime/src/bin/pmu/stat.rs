@@ -84,17 +84,17 @@ pub struct StatArgs {
     /// (`-e INST_RETIRED.ANY_P`: its raw encoding; default: the detected one); with --sim,
     /// the simulated processor (default: the first of the spec with the top-down registers
     /// and the memory view's metrics, ice-lake-sp).
-    #[arg(long)]
+    #[arg(long, add = clap_complete::ArgValueCandidates::new(crate::completion::processors))]
     processor: Option<String>,
     /// With --sim: what the simulated machine runs (`pmu list --workloads`).
     #[arg(long, value_name = "NAME", requires = "sim")]
     workload: Option<String>,
-    /// The top-down tree to level N, indented, each node over its threshold (Intel's metric
+    /// With --sim: the top-down tree to level N, indented, each node over its threshold (Intel's metric
     /// lists) marked `<==`, as toplev shows it.
     #[arg(long = "td-level", value_name = "N", group = "sim_view", requires = "sim",
           value_parser = clap::value_parser!(u8).range(1..=6))]
     td_level: Option<u8>,
-    /// A view across units: `memory` (each socket's DRAM read and write bandwidth per
+    /// With --sim: a view across units, `memory` (each socket's DRAM read and write bandwidth per
     /// channel, as pcm-memory shows it).
     #[arg(long, value_name = "VIEW", group = "sim_view", requires = "sim",
           value_parser = clap::builder::PossibleValuesParser::new(pmu_runtime::stat::views::VIEWS))]

@@ -52,6 +52,58 @@ fn metric(processor: &str, name: &str) -> &'static pmu_regs::metrics::MetricInfo
         .unwrap_or_else(|| panic!("{processor} has no metric {name}"))
 }
 
+/// Intel's thresholds, by hand from sapphirerapids_metrics.json: Memory_Bound's
+/// `( a > 20 ) & ( b > 20 )` over itself and Backend_Bound, Retiring's `( a > 70 ) | ( b >
+/// 10 )` over itself and Heavy_Operations; `cpi` has none. A value it reads that is missing
+/// leaves the answer unknown. Every spec threshold is the crate's.
+#[test]
+fn thresholds_are_intels_conditions_and_match_the_crate() {
+    let m = metric("sapphire-rapids", "Memory_Bound");
+    let at = |mb: f64, bb: f64| {
+        m.over_threshold(|n| match n {
+            "Memory_Bound" => Some(mb),
+            "Backend_Bound" => Some(bb),
+            _ => None,
+        })
+    };
+    assert_eq!(at(21.0, 21.0), Some(true));
+    assert_eq!(at(21.0, 19.0), Some(false));
+    assert_eq!(at(19.0, 50.0), Some(false));
+    assert_eq!(m.over_threshold(|_| None), None);
+    let r = metric("sapphire-rapids", "Retiring");
+    let at = |re: f64, heavy: f64| {
+        r.over_threshold(|n| match n {
+            "Retiring" => Some(re),
+            "Heavy_Operations" => Some(heavy),
+            _ => None,
+        })
+    };
+    assert_eq!(at(71.0, 1.0), Some(true));
+    assert_eq!(at(10.0, 11.0), Some(true));
+    assert_eq!(at(70.0, 10.0), Some(false));
+    assert_eq!(
+        metric("sapphire-rapids", "cpi").over_threshold(|_| Some(1.0)),
+        None
+    );
+    let spec = spec();
+    let mut with = 0;
+    for p in &spec.processors {
+        for (m, g) in p.metrics.iter().zip(for_processor(&p.id)) {
+            match &m.threshold {
+                Some(t) => {
+                    with += 1;
+                    assert_eq!(g.threshold_formula, t.formula);
+                    assert_eq!(g.threshold.len(), t.expr.postfix().len(), "{}", m.name);
+                    let names: Vec<&str> = t.metrics.iter().map(String::as_str).collect();
+                    assert_eq!(g.threshold_metrics, names.as_slice());
+                }
+                None => assert!(g.threshold.is_empty() && g.threshold_metrics.is_empty()),
+            }
+        }
+    }
+    assert!(with > 900, "{with} thresholds");
+}
+
 #[test]
 fn formulas_give_the_predicted_values() {
     let c = Constants {

@@ -166,6 +166,20 @@ fn a_view_without_the_simulator_or_a_part_without_the_tree_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("memory_bandwidth_read"), "{text}");
+    // What does not apply to the simulator's views is refused, not ignored.
+    for extra in [
+        &["-x,"][..],
+        &["-r", "3"],
+        &["-I", "100"],
+        &["-e", "task-clock"],
+    ] {
+        let mut args = vec!["stat", "--sim", "--td-level", "1"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "true"]);
+        assert_eq!(pmu(&args).status.code(), Some(2), "{extra:?}");
+    }
+    let out = pmu(&["--json", "stat", "--sim", "--td-level", "1", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 /// `-e` takes a core event by the spec's name: Intel's INST_RETIRED.ANY_P (EventCode 0xC0,
@@ -217,4 +231,38 @@ fn a_spec_event_name_counts_as_its_encoding_does_in_perf() {
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains("--processor"));
     }
+}
+
+/// `-M` on the simulator: a group's metrics over the command's run. Sapphire Rapids'
+/// `TmaL1` group holds the four level-1 nodes; Backend_Bound is the memory-bound workload's
+/// backend byte over the four level-1 bytes (Intel's formula, as in the tree above).
+#[test]
+fn metrics_by_group_on_the_simulator() {
+    let w = workload("memory-bound").unwrap();
+    let out = pmu(&[
+        "stat",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "--workload",
+        w.name,
+        "-M",
+        "TmaL1",
+        "--",
+        "true",
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    let pm = w.perf_metrics;
+    let level1 = byte(pm, 0) + byte(pm, 1) + byte(pm, 2) + byte(pm, 3);
+    let shown: f64 = line_of(&text, "Backend_Bound")[1].parse().unwrap();
+    assert!(
+        (shown - 100.0 * byte(pm, 3) / level1).abs() < 0.01,
+        "{text}"
+    );
+    for name in ["Frontend_Bound", "Bad_Speculation", "Retiring"] {
+        line_of(&text, name);
+    }
+    let out = pmu(&["stat", "--sim", "-M", "no_such_metric", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
 }

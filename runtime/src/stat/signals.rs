@@ -7,7 +7,7 @@
 //! The signal is blocked in this process and read from a signalfd by a thread of its own
 //! (no handler, no unsafe code). A child inherits the mask of the thread that starts it, so
 //! the command is started with SIGTERM unblocked for the moment of the start
-//! ([`spawn_unblocked`]): a SIGTERM in that moment ends `pmu` as it would have perf.
+//! (`spawn_unblocked`): a SIGTERM in that moment ends `pmu` as it would have perf.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pmu_regs::metrics::Constants;
 use pmu_regs::ProcessorInfo;
@@ -16,7 +16,7 @@ use crate::machine::{Machine, NamedWorkload};
 use crate::metrics::Plan;
 use crate::perf::sysfs::EventSources;
 use crate::session::{
-    Clock, Interval, Options, Pace, Route, SeriesInfo, Session, SessionBackend, Sockets,
+    Clock, Interval, Options, Pace, Route, SeriesInfo, Session, SessionBackend, Sockets, TURN,
 };
 
 use super::StatError;
@@ -47,9 +47,13 @@ fn session_error(e: crate::Error) -> StatError {
 }
 
 /// Counts `plan` on every socket (and, for core events, every CPU) of a simulator of
-/// `processor` running `workload`, from before `command` starts until it ends (without a
-/// command, until `stop` is set: the caller sets it on Ctrl-C). Everything programmed is put
-/// back whatever happens.
+/// `processor` running `workload` for as long as `command` runs (without a command, until
+/// `stop` is set: the caller sets it on Ctrl-C). The simulated machine's counts do not
+/// depend on the command, so the session first opens once to refuse what cannot be counted
+/// before the command starts, and counts after it ended on the simulator's own clock for the
+/// time it took: one reading of exactly that length, each turn (more events than counters)
+/// ending on time, the same values as `watch --sim`. Everything programmed is put back
+/// whatever happens.
 pub fn count_on_sim(
     processor: &'static ProcessorInfo,
     workload: &'static NamedWorkload,
@@ -65,19 +69,29 @@ pub fn count_on_sim(
         .on(Sockets::All)
         .on_every_cpu(true);
     let backend = SessionBackend::new(&machine, Route::Raw, EventSources::default());
-    let options = Options {
-        clock: Clock::Wall,
+    let options = |length: Duration| Options {
+        clock: Clock::Steps(length),
         pace: Pace::Workload(workload),
         topdown: !plan.topdown.is_empty(),
+        // Every turn gets its share of even a short command.
+        turn: TURN.min(length / 16).max(Duration::from_micros(1)),
         ..Options::default()
     };
-    let mut session = Session::open(&backend, &selection, options).map_err(session_error)?;
-    session.start().map_err(session_error)?;
-    let status = run_rotating(&mut session, command, stop);
-    let interval = session.interval().map_err(session_error);
+    Session::open(&backend, &selection, options(TURN))
+        .and_then(Session::close)
+        .map_err(session_error)?;
+    let started = Instant::now();
+    let status = run(command, stop)?;
+    let length = started.elapsed().max(Duration::from_micros(1));
+    let mut session =
+        Session::open(&backend, &selection, options(length)).map_err(session_error)?;
+    let interval = session
+        .start()
+        .and_then(|()| session.interval())
+        .map_err(session_error);
     let series = session.series().to_vec();
     let closed = session.close().map_err(session_error);
-    let (status, interval) = (status?, interval?);
+    let interval = interval?;
     closed?;
     Ok(SimCounts {
         processor,
@@ -92,18 +106,11 @@ pub fn count_on_sim(
     })
 }
 
-/// Runs `command` to its end (none: waits for `stop`), ending each turn on time meanwhile
-/// where boxes count more events than they have counters ([`Session::rotate`]): its status
-/// as a shell reports it.
-fn run_rotating(
-    session: &mut Session<'_>,
-    command: &[String],
-    stop: &AtomicBool,
-) -> Result<i32, StatError> {
+/// Runs `command` to its end (none: waits for `stop`): its status as a shell reports it.
+fn run(command: &[String], stop: &AtomicBool) -> Result<i32, StatError> {
     if command.is_empty() {
         while !stop.load(Ordering::SeqCst) {
-            session.rotate().map_err(session_error)?;
-            std::thread::sleep(Duration::from_millis(2));
+            std::thread::sleep(Duration::from_millis(20));
         }
         return Ok(0);
     }
@@ -113,16 +120,7 @@ fn run_rotating(
             source,
         })?;
     super::signals::counting(Some(child.id()));
-    loop {
-        if let Some(status) = child.try_wait().map_err(StatError::Read)? {
-            super::signals::counting(None);
-            return Ok(super::run::shell_status(status));
-        }
-        if let Err(e) = session.rotate() {
-            let _ = child.wait();
-            super::signals::counting(None);
-            return Err(session_error(e));
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let status = child.wait().map_err(StatError::Read);
+    super::signals::counting(None);
+    Ok(super::run::shell_status(status?))
 }

@@ -202,6 +202,36 @@ pub fn render_tree(nodes: &[TopdownNode], level: u8) -> String {
     out
 }
 
+/// `pmu stat --sim -M METRICS -- CMD`: the metrics `selectors` name (a metric, category or
+/// group, as `perf stat -M` takes them; all on one unit), over the command's run on a
+/// simulator of `processor` running `workload`, summed over the whole machine.
+pub fn metrics_on_sim(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    selectors: &[String],
+    command: &[String],
+    stop: &AtomicBool,
+) -> Result<(Vec<MetricValue>, SimCounts), StatError> {
+    let chosen = crate::metrics::select(processor.id, selectors)
+        .map_err(|e| StatError::Usage(format!("-M: {e}")))?;
+    let plan = sim_plan(processor, &chosen)?;
+    let counts = count_on_sim(processor, workload, &plan, command, stop)?;
+    Ok((machine_values(&plan, &counts), counts))
+}
+
+/// Metric values as a table: name, value, unit.
+pub fn render_metrics(values: &[MetricValue]) -> String {
+    let mut t = TextTable::new(&["metric", "value", "unit"]).right_align(&[1]);
+    for v in values {
+        t.row(vec![
+            v.metric.name.to_string(),
+            v.value.map_or("n/a".into(), |x| format!("{x:.2}")),
+            v.metric.unit.to_string(),
+        ]);
+    }
+    t.render()
+}
+
 /// One memory channel's bandwidth.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChannelBandwidth {

@@ -75,28 +75,42 @@ pub struct StatArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Count on a simulated machine instead (its uncore and top-down registers), running
-    /// --workload while the command runs; with --td-level or --view.
-    #[arg(long, requires = "sim_view")]
+    /// --workload while the command runs; with --td-level, --view or -M.
+    #[arg(long, requires = "sim_view", conflicts_with_all = [
+        "separator", "json_lines", "interval", "pid", "cpu", "no_aggr", "per_socket", "delay",
+        "repeat", "event"])]
     sim: bool,
     /// The processor whose core events `-e` may name by the spec's names
     /// (`-e INST_RETIRED.ANY_P`: its raw encoding; default: the detected one); with --sim,
     /// the simulated processor (default: the first of the spec with the top-down registers
     /// and the memory view's metrics, ice-lake-sp).
-    #[arg(long)]
+    #[arg(long, add = clap_complete::ArgValueCandidates::new(crate::completion::processors))]
     processor: Option<String>,
     /// With --sim: what the simulated machine runs (`pmu list --workloads`).
     #[arg(long, value_name = "NAME", requires = "sim")]
     workload: Option<String>,
-    /// The top-down tree to level N, indented, each node over its threshold (Intel's metric
+    /// With --sim: the top-down tree to level N, indented, each node over its threshold (Intel's metric
     /// lists) marked `<==`, as toplev shows it.
     #[arg(long = "td-level", value_name = "N", group = "sim_view", requires = "sim",
           value_parser = clap::value_parser!(u8).range(1..=6))]
     td_level: Option<u8>,
-    /// A view across units: `memory` (each socket's DRAM read and write bandwidth per
+    /// With --sim: a view across units, `memory` (each socket's DRAM read and write bandwidth per
     /// channel, as pcm-memory shows it).
     #[arg(long, value_name = "VIEW", group = "sim_view", requires = "sim",
           value_parser = clap::builder::PossibleValuesParser::new(pmu_runtime::stat::views::VIEWS))]
     view: Option<String>,
+    /// With --sim: metrics by name, category or group (`-M TmaL1,memory_bandwidth_read`),
+    /// their values over the command's run, as perf stat -M.
+    #[arg(
+        short = 'M',
+        long = "metrics",
+        alias = "metric",
+        value_name = "METRICS",
+        value_delimiter = ',',
+        group = "sim_view",
+        requires = "sim"
+    )]
+    metrics: Vec<String>,
     /// The command to count, after `--`, with its arguments.
     #[arg(trailing_var_arg = true, value_name = "CMD")]
     command: Vec<String>,
@@ -177,6 +191,12 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         ExitCode::from(code)
     };
     let stop = stop_on_signals();
+    if a.sim && json {
+        return fail(
+            "--sim prints its views as text tables; leave out --json (or count without --sim)",
+            2,
+        );
+    }
     if a.sim {
         return match sim_view(a, &stop) {
             Ok(code) => code,
@@ -238,21 +258,24 @@ fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
         None => pmu_runtime::machine::default_workload(),
     };
     let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
-    let (text, code) = match a.td_level {
-        Some(level) => {
-            let (nodes, counts) =
-                views::topdown_on_sim(processor, workload, level, &a.command, stop)
-                    .map_err(failed)?;
-            let head = views::sim_header(&a.command, &counts);
-            (head + &views::render_tree(&nodes, level), counts.exit_code)
-        }
-        None => {
-            let (rows, counts) =
-                views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
-            let head = views::sim_header(&a.command, &counts);
-            (head + &views::render_memory(&rows), counts.exit_code)
-        }
+    let (body, counts) = if let Some(level) = a.td_level {
+        let (nodes, counts) =
+            views::topdown_on_sim(processor, workload, level, &a.command, stop).map_err(failed)?;
+        (views::render_tree(&nodes, level), counts)
+    } else if a.metrics.is_empty() {
+        let (rows, counts) =
+            views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
+        (views::render_memory(&rows), counts)
+    } else {
+        let (values, counts) =
+            views::metrics_on_sim(processor, workload, &a.metrics, &a.command, stop)
+                .map_err(failed)?;
+        (views::render_metrics(&values), counts)
     };
+    let (text, code) = (
+        views::sim_header(&a.command, &counts) + &body,
+        counts.exit_code,
+    );
     let mut out = sink(a).map_err(|m| (m, 1))?;
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

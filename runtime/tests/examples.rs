@@ -45,9 +45,18 @@ mod conformance;
 
 #[test]
 fn the_conformance_example_prints_what_pmu_check_sim_prints() {
-    let report = conformance::report(conformance::PROCESSOR).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let report = conformance::report(conformance::PROCESSOR, Some(dir.path()))
+        .unwrap_or_else(|e| panic!("{e}"));
     let check = Command::new(env!("CARGO_BIN_EXE_pmu"))
-        .args(["check", "--sim", "--processor", conformance::PROCESSOR])
+        .args([
+            "check",
+            "--sim",
+            "--processor",
+            conformance::PROCESSOR,
+            "--dump",
+        ])
+        .arg(dir.path())
         .output()
         .expect("pmu runs");
     assert!(

@@ -38,3 +38,41 @@ fn the_metric_group_example_prints_what_pmu_watch_metric_prints() {
         "{example}"
     );
 }
+
+#[path = "../examples/conformance.rs"]
+#[allow(dead_code)]
+mod conformance;
+
+#[test]
+fn the_conformance_example_prints_what_pmu_check_sim_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = conformance::report(conformance::PROCESSOR, Some(dir.path()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let check = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args([
+            "check",
+            "--sim",
+            "--processor",
+            conformance::PROCESSOR,
+            "--dump",
+        ])
+        .arg(dir.path())
+        .output()
+        .expect("pmu runs");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    assert!(report.passed(), "{}", report.verdict_line());
+    assert_eq!(report.text(), String::from_utf8_lossy(&check.stdout));
+    // Every unit's box counted: the table has a count row per unit with a general counter.
+    assert!(
+        report
+            .rows
+            .iter()
+            .filter(|r| r.name.starts_with("count "))
+            .count()
+            >= 5
+    );
+}

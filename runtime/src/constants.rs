@@ -3,8 +3,8 @@
 //! tell a measured figure from an assumed one.
 //!
 //! - Sockets, CPUs and cores per socket: the topology (sysfs, or the simulated machine's).
-//! - Threads per core: `/sys/devices/system/cpu/smt/active` (1 on the simulator, which models
-//!   no SMT), else CPUs over cores.
+//! - Threads per core: `/sys/devices/system/cpu/smt/active` (on the simulator 2 where the
+//!   part has SMT, its sibling threads running the workload in step), else CPUs over cores.
 //! - The TSC frequency: CPUID leaf 15H (crystal clock times the TSC/crystal ratio, SDM Vol. 3B
 //!   18.7.3), else the kernel's `tsc_freq_khz` where it exports one, else CPUID leaf 16H's
 //!   base frequency (the TSC runs at the base frequency on the parts that lack leaf 15H's
@@ -86,8 +86,11 @@ impl PartConstants {
                 )
             }
         };
-        let threads_per_core = if sim {
-            Known::of(1.0, "the simulator models no SMT")
+        let threads_per_core = if let Some(sim) = machine.sim() {
+            Known::of(
+                f64::from(sim.threads_per_core()),
+                "the simulator: sibling threads in step where the part has SMT",
+            )
         } else {
             smt(root, &cpu_count, &cores_per_socket, &socket_count)
         };
@@ -347,7 +350,15 @@ mod tests {
         let v = c.constants();
         assert_eq!(v.tsc_hz, Some(SIM_TSC_HZ));
         assert_eq!(v.socket_count, Some(2.0));
-        assert_eq!(v.threads_per_core, Some(1.0));
+        // Skylake-SP has SMT: two threads a core.
+        assert_eq!(v.threads_per_core, Some(2.0));
+        // Sierra Forest's E-cores have one.
+        let e = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == "sierra-forest")
+            .unwrap();
+        let one = PartConstants::read(&Machine::simulating(e), e, Path::new("/")).constants();
+        assert_eq!(one.threads_per_core, Some(1.0));
         assert!(v.chas_per_socket.unwrap() >= 1.0, "{c:?}");
         assert!(c
             .header()

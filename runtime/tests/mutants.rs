@@ -282,17 +282,24 @@ fn top_down(processor: &str, metric: &str, q: &Quantities) -> Option<f64> {
         .map(|(_, v)| 100.0 * v)
 }
 
-/// Intel's formulas up to Cascade Lake (broadwellx_metrics.json, cascadelakex_metrics.json),
-/// without SMT: slots = 4 x CPU_CLK_UNHALTED.THREAD_P; frontend = IDQ_UOPS_NOT_DELIVERED.CORE
-/// / slots; bad speculation = (UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + 4 x
-/// INT_MISC.RECOVERY_CYCLES) / slots; retiring = UOPS_RETIRED.RETIRE_SLOTS / slots; backend
-/// the rest; fetch latency = 4 x IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE / slots,
-/// fetch bandwidth frontend less that; mispredicts BR_MISP_RETIRED.ALL_BRANCHES /
+/// Intel's formulas up to Cascade Lake (broadwellx_metrics.json, cascadelakex_metrics.json)
+/// with SMT (the simulated core has two threads in step: `HYPERTHREADING_ON`): core clocks =
+/// CPU_CLK_UNHALTED.THREAD_P_ANY / 2, where any-thread counts both threads' cycles, 2 x
+/// cycles; slots = 4 x core clocks; frontend = IDQ_UOPS_NOT_DELIVERED.CORE / slots; bad
+/// speculation = (UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + 4 x
+/// INT_MISC.RECOVERY_CYCLES_ANY / 2) / slots; retiring = UOPS_RETIRED.RETIRE_SLOTS / slots;
+/// backend the rest; fetch latency = 4 x IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE /
+/// slots, fetch bandwidth frontend less that; mispredicts BR_MISP_RETIRED.ALL_BRANCHES /
 /// (that + MACHINE_CLEARS.COUNT) of bad speculation, machine clears the rest.
+/// INT_MISC.RECOVERY_CYCLES_ANY counts both threads' recovery cycles, 2 x recovery cycles:
+/// added up (Cascade Lake), or, where the list gives it a counter mask of 1 (Broadwell-EP,
+/// unit mask 0x03), the cycles either thread recovers, which are as many since the sibling
+/// (half a period behind) recovers in other cycles.
 fn counted_top_down(q: &Quantities) -> Vec<(&'static str, f64)> {
-    let slots = 4.0 * q.cycles;
+    let slots = 4.0 * (2.0 * q.cycles) / 2.0;
+    let recovery_any = 2.0 * q.recovery_cycles;
     let frontend = q.undelivered / slots;
-    let bad = (q.issued - q.retired + 4.0 * q.recovery_cycles) / slots;
+    let bad = (q.issued - q.retired + 4.0 * recovery_any / 2.0) / slots;
     let retiring = q.retired / slots;
     let latency = 4.0 * q.no_uop_cycles / slots;
     let mispredicts = q.mispredicts / (q.mispredicts + q.clears) * bad;

@@ -11,7 +11,11 @@
 //!   was false (a rising edge); with counter mask 0 the condition is "at least one event".
 //! - USR and OS: a cycle counts only in the modes selected; neither selected counts nothing.
 //! - Any-thread: the cycle's events are those of both hardware threads of the core. The
-//!   simulated sibling runs the same workload in step, so each cycle holds twice the events.
+//!   simulated sibling runs the same workload half a period ([`SIBLING_LAG`]) behind, so a
+//!   cycle holds this thread's events plus the sibling's of that moment: every total doubles,
+//!   while a counter mask sees the two threads' events together as a core would (two
+//!   recoveries at different times are twice the cycles with a recovery; a thread alone
+//!   counts differently from both).
 //!
 //! A workload's time is cycles of the simulated clock. Every pattern is periodic with
 //! [`PERIOD`] cycles, the first [`CyclePattern::kernel`] of each period in kernel mode: the
@@ -20,6 +24,9 @@
 
 /// Cycles in one period of every workload pattern.
 pub const PERIOD: u64 = 1000;
+
+/// How many cycles of its period the simulated sibling thread is behind (any-thread).
+pub const SIBLING_LAG: u64 = PERIOD / 2;
 
 /// `cycles` consecutive cycles with `per_cycle` events each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +50,11 @@ pub struct CyclePattern {
     pub runs: &'static [Run],
     /// Cycles at the start of each period spent in kernel mode (the rest: user mode).
     pub kernel: u64,
+    /// Cycles at the start of each period the thread runs: a core counter counts nothing
+    /// while its thread is halted (an inverted counter mask included), as on hardware; an
+    /// any-thread counter counts while either thread runs. [`PERIOD`]: never halted (every
+    /// uncore clock).
+    pub unhalted: u64,
 }
 
 /// What a counter's control selects beyond the event: the fields this module interprets.
@@ -94,12 +106,68 @@ impl Filter {
 
 impl CyclePattern {
     /// The events of run `r` in one cycle as the counter sees them.
-    fn events(&self, r: &Run, f: &Filter) -> u64 {
-        u64::from(r.per_cycle) * if f.any_thread { 2 } else { 1 }
+    fn events(&self, r: &Run) -> u64 {
+        u64::from(r.per_cycle)
+    }
+
+    /// Events in cycle `c` (< [`PERIOD`]) of one thread.
+    fn at(&self, c: u64) -> u8 {
+        let mut start = 0;
+        for r in self.runs {
+            start += u64::from(r.cycles);
+            if c < start {
+                return r.per_cycle;
+            }
+        }
+        0
+    }
+
+    /// The runs a counter with `f` sees: with any-thread, each cycle's events of this thread
+    /// and of the sibling, [`SIBLING_LAG`] cycles behind.
+    fn runs_seen(&self, f: &Filter) -> std::borrow::Cow<'static, [Run]> {
+        if !f.any_thread {
+            return std::borrow::Cow::Borrowed(self.runs);
+        }
+        let mut cuts: Vec<u64> = vec![0];
+        let mut start = 0;
+        for r in self.runs {
+            cuts.push(start);
+            cuts.push((start + PERIOD - SIBLING_LAG) % PERIOD);
+            start += u64::from(r.cycles);
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        let runs = cuts
+            .iter()
+            .zip(cuts.iter().skip(1).chain([&PERIOD]))
+            .map(|(&a, &b)| {
+                let both = self
+                    .at(a)
+                    .saturating_add(self.at((a + SIBLING_LAG) % PERIOD));
+                run(both, (b - a) as u16)
+            })
+            .collect();
+        std::borrow::Cow::Owned(runs)
     }
 
     /// Cycles of `[a, b)` (within one period) that the filter's modes let count.
     fn counted_cycles(&self, a: u64, b: u64, f: &Filter) -> u64 {
+        let u = self.unhalted.min(PERIOD);
+        let mut total = self.moded(a.min(u), b.min(u), f);
+        if f.any_thread && u < PERIOD {
+            // The sibling runs [SIBLING_LAG, SIBLING_LAG + u): the part of it this thread
+            // does not (u <= SIBLING_LAG: all of it; else from u on).
+            let from = SIBLING_LAG.max(u);
+            let to = (SIBLING_LAG + u).min(PERIOD);
+            if from < to {
+                total += self.moded(a.clamp(from, to), b.clamp(from, to), f);
+            }
+        }
+        total
+    }
+
+    /// Cycles of `[a, b)` in the filter's modes (`a <= b`).
+    fn moded(&self, a: u64, b: u64, f: &Filter) -> u64 {
         let k = self.kernel.min(PERIOD);
         let kernel = b.min(k).saturating_sub(a.min(k));
         let user = (b - a) - kernel;
@@ -109,16 +177,17 @@ impl CyclePattern {
     /// What the counter counts in the first `limit` cycles of a period (`limit` <=
     /// [`PERIOD`]).
     fn prefix(&self, f: &Filter, limit: u64) -> u64 {
-        let last = self.runs.last().map_or(0, |r| self.events(r, f));
+        let runs = self.runs_seen(f);
+        let last = runs.last().map_or(0, |r| self.events(r));
         let mut before = f.condition(last);
         let mut start = 0u64;
         let mut total = 0u64;
-        for r in self.runs {
+        for r in runs.iter() {
             if start >= limit {
                 break;
             }
             let end = (start + u64::from(r.cycles)).min(limit);
-            let ev = self.events(r, f);
+            let ev = self.events(r);
             if r.cycles > 0 {
                 if f.edge {
                     let now = f.condition(ev);
@@ -171,6 +240,7 @@ mod tests {
     const P: CyclePattern = CyclePattern {
         runs: RUNS,
         kernel: 200,
+        unhalted: PERIOD,
     };
 
     fn f(cmask: u8, invert: bool, edge: bool) -> Filter {
@@ -250,19 +320,45 @@ mod tests {
         assert_eq!(P.count_until(&user, PERIOD), 1200);
         assert_eq!(P.count_until(&os, PERIOD), 200);
         assert_eq!(P.count_until(&none, PERIOD), 0);
-        // Any-thread: both threads, 2 x 1400; with cmask 3 the cycles of 2 x 2 and 2 x 4
-        // events: 300 + 100.
+        // Any-thread: both threads, 2 x 1400. The sibling is 500 cycles behind: in cycle c it
+        // has this thread's events of cycle c + 500: [0,400) 1, [400,500) 4, [500,600) 0,
+        // [600,900) 2, [900,1000) 0; with this thread's, [0,100) 1, [100,400) 3, [400,500)
+        // 4, [500,600) 1, [600,900) 3, [900,1000) 4: with cmask 3, 300 + 100 + 300 + 100.
         let any = Filter {
             any_thread: true,
             ..Filter::ALL
         };
         assert_eq!(P.count_until(&any, PERIOD), 2800);
         let any3 = Filter { cmask: 3, ..any };
-        assert_eq!(P.count_until(&any3, PERIOD), 400);
+        assert_eq!(P.count_until(&any3, PERIOD), 800);
         // A 2.5 GHz clock for 1 ms: 2.5 million cycles.
         assert_eq!(
             cycles_at(2500, std::time::Duration::from_millis(1)),
             2_500_000
         );
+    }
+
+    #[test]
+    fn a_halted_thread_counts_nothing_and_any_thread_counts_while_either_runs() {
+        // Runs [0,100) 2, [100,200) 0, [200,300) 1, then halted from cycle 300.
+        const R: &[Run] = &[run(2, 100), run(0, 100), run(1, 100), run(0, 700)];
+        let p = CyclePattern {
+            runs: R,
+            kernel: 0,
+            unhalted: 300,
+        };
+        assert_eq!(p.count_until(&Filter::ALL, PERIOD), 300);
+        // Cycles with no event while running: [100,200) only, not the 700 halted ones.
+        assert_eq!(p.count_until(&f(1, true, false), PERIOD), 100);
+        // The sibling, 500 cycles behind, runs [500,800) with 2, 0, 1 a cycle there; either
+        // runs in [0,300) and [500,800): no event in [100,200) and [600,700).
+        let any = |cmask, invert| Filter {
+            cmask,
+            invert,
+            any_thread: true,
+            ..Filter::ALL
+        };
+        assert_eq!(p.count_until(&any(0, false), PERIOD), 600);
+        assert_eq!(p.count_until(&any(1, true), PERIOD), 200);
     }
 }

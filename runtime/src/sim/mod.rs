@@ -356,6 +356,23 @@ impl Sim {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Hardware threads per core: 2 where the part has SMT, so the CPUs of a socket are
+    /// sibling threads that run the workload in step and a control's any-thread bit counts
+    /// both ([`counting`]); 1 on Intel's E-cores (Sierra and Clearwater Forest), found as a
+    /// core list with the E-core top-down event `TOPDOWN_FE_BOUND.ALL_P`.
+    pub fn threads_per_core(&self) -> u32 {
+        let e_core = self
+            .config
+            .processor
+            .core_events
+            .is_some_and(|c| c.events.iter().any(|e| e.name == "TOPDOWN_FE_BOUND.ALL_P"));
+        if e_core {
+            1
+        } else {
+            2
+        }
+    }
+
     /// The simulated machine's topology. Its cores per socket are the part's (see
     /// [`SimConfig::part`]) where a unit's box count is its cores, else one per CPU.
     pub fn topology(&self) -> Topology {

@@ -70,6 +70,7 @@ fn scaled(p: CyclePattern, c: u8) -> CyclePattern {
     CyclePattern {
         runs: Box::leak(runs.into_boxed_slice()),
         kernel: p.kernel,
+        unhalted: p.unhalted,
     }
 }
 
@@ -142,6 +143,10 @@ impl ResolvedWorkload {
         for u in processor.units {
             for e in u.events.iter().filter(|e| plain(e)) {
                 if let Some(p) = named(e) {
+                    let p = CyclePattern {
+                        unhalted: super::counting::PERIOD,
+                        ..p
+                    };
                     uncore.entry((u.name, e.code, e.umask)).or_insert(p);
                 }
             }
@@ -177,13 +182,13 @@ impl ResolvedWorkload {
         self.uncore
             .get(&(unit, code, umask))
             .copied()
-            .unwrap_or_else(|| self.workload.pattern(self.workload.default))
+            .unwrap_or_else(|| self.workload.uncore_pattern(self.workload.default))
     }
 
     /// A box clock's ticks: one every cycle.
     pub fn clock(&self) -> CyclePattern {
         const TICKS: &[super::counting::Run] = &[super::counting::run(1, 1000)];
-        self.workload.pattern(TICKS)
+        self.workload.uncore_pattern(TICKS)
     }
 }
 

@@ -57,6 +57,9 @@ pub struct NamedWorkload {
     pub uncore_mhz: u64,
     /// Cycles of each period in kernel mode (the period's first ones).
     pub kernel: u64,
+    /// Cycles of each period a thread runs (the period's first ones; the rest it is halted,
+    /// and its core counters count nothing).
+    pub unhalted: u64,
     /// What IA32_PERF_METRICS reads (Ice Lake and later): retiring, bad speculation,
     /// frontend bound, backend bound, heavy operations, branch mispredicts, fetch latency,
     /// memory bound, one byte each from byte 0, in 255ths (level 1 summing to 255).
@@ -78,11 +81,20 @@ impl NamedWorkload {
         self.pattern(runs)
     }
 
-    /// `runs` in this workload's modes.
+    /// `runs` in this workload's modes, on a core (counted only while its thread runs).
     pub fn pattern(&self, runs: &'static [Run]) -> CyclePattern {
         CyclePattern {
             runs,
             kernel: self.kernel,
+            unhalted: self.unhalted,
+        }
+    }
+
+    /// `runs` on an uncore clock, which never halts.
+    pub fn uncore_pattern(&self, runs: &'static [Run]) -> CyclePattern {
+        CyclePattern {
+            unhalted: counting::PERIOD,
+            ..self.pattern(runs)
         }
     }
 
@@ -196,12 +208,16 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
     core_mhz: 2000,
     uncore_mhz: 2000,
     kernel: 50,
+    unhalted: 1000,
     // 0xB3 (70 %), 0x0D (5 %), 0x1A (10 %), 0x25 (15 %): 179 + 13 + 26 + 37 = 255; heavy
     // operations 0x0A, mispredicts 0x0A, fetch latency 0x10, memory bound 0x0C.
     perf_metrics: 0x0C10_0A0A_251A_0DB3,
     events: &[
-        // Intel (core).
+        // Intel (core). With SMT the core's clocks shared out between its threads
+        // (CPU_CLK_UNHALTED.DISTRIBUTED) are what CPU_CLK_UNHALTED.THREAD_P_ANY / 2 gives:
+        // the two threads' cycles, halved.
         ("CPU_CLK_UNHALTED.THREAD_P", ALL),
+        ("CPU_CLK_UNHALTED.DISTRIBUTED", ALL),
         (
             "INST_RETIRED.ANY_P",
             &[
@@ -386,12 +402,14 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
     core_mhz: 2000,
     uncore_mhz: 2000,
     kernel: 50,
+    unhalted: 1000,
     // 0x1F (12 %), 0x08 (3 %), 0x0D (5 %), 0xCB (80 %): 31 + 8 + 13 + 203 = 255; heavy
     // operations 0x06, mispredicts 0x05, fetch latency 0x0A, memory bound 0xB4 (no two
     // bytes alike, so a byte read from the wrong place shows).
     perf_metrics: 0xB40A_0506_CB0D_081F,
     events: &[
         ("CPU_CLK_UNHALTED.THREAD_P", ALL),
+        ("CPU_CLK_UNHALTED.DISTRIBUTED", ALL),
         ("INST_RETIRED.ANY_P", &[run(2, 100), run(1, 200), run(0, 700)]),
         ("UOPS_RETIRED.RETIRE_SLOTS", &[run(4, 100), run(1, 80), run(0, 820)]),
         ("UOPS_RETIRED.SLOTS", &[run(4, 100), run(1, 80), run(0, 820)]),
@@ -399,17 +417,19 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("@5:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(5, 20), run(1, 100), run(0, 880)]),
         ("@6:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(6, 20), run(1, 100), run(0, 880)]),
         ("UOPS_ISSUED.ANY", &[run(4, 110), run(1, 80), run(0, 810)]),
-        // Four recoveries of five cycles: two mispredicts and two machine clears.
+        // Four recoveries of five cycles, in the period's first half (the sibling thread,
+        // half a period behind, recovers in other cycles): two mispredicts and two machine
+        // clears.
         ("INT_MISC.RECOVERY_CYCLES", &[
-            run(1, 5), run(0, 245), run(1, 5), run(0, 245),
-            run(1, 5), run(0, 245), run(1, 5), run(0, 245),
+            run(1, 5), run(0, 95), run(1, 5), run(0, 145),
+            run(1, 5), run(0, 95), run(1, 5), run(0, 645),
         ]),
         ("raw:INT_MISC.RECOVERY_CYCLES", &[
-            run(2, 2), run(1, 3), run(0, 245), run(2, 2), run(1, 3), run(0, 245),
-            run(2, 2), run(1, 3), run(0, 245), run(2, 2), run(1, 3), run(0, 245),
+            run(2, 2), run(1, 3), run(0, 95), run(2, 2), run(1, 3), run(0, 145),
+            run(2, 2), run(1, 3), run(0, 95), run(2, 2), run(1, 3), run(0, 645),
         ]),
         // The two clears, five cycles each (the edges of their cycles count).
-        ("MACHINE_CLEARS.COUNT", &[run(1, 5), run(0, 495), run(1, 5), run(0, 495)]),
+        ("MACHINE_CLEARS.COUNT", &[run(0, 250), run(1, 5), run(0, 95), run(1, 5), run(0, 645)]),
         ("INT_MISC.UOP_DROPPING", ones!(3)),
         ("IDQ_UOPS_NOT_DELIVERED.CORE", &[run(4, 25), run(1, 100), run(0, 875)]),
         ("LONGEST_LAT_CACHE.REFERENCE", ones!(40)),
@@ -498,11 +518,13 @@ pub const IDLE: NamedWorkload = NamedWorkload {
     core_mhz: 2000,
     uncore_mhz: 2000,
     kernel: 30,
+    unhalted: 40,
     // 0x40 (25 %), 0x0D (5 %), 0x4C (30 %), 0x66 (40 %): 64 + 13 + 76 + 102 = 255; heavy
     // operations 0x08, mispredicts 0x08, fetch latency 0x3C, memory bound 0x30.
     perf_metrics: 0x303C_0808_664C_0D40,
     events: &[
         ("CPU_CLK_UNHALTED.THREAD_P", BUSY_IDLE),
+        ("CPU_CLK_UNHALTED.DISTRIBUTED", BUSY_IDLE),
         ("INST_RETIRED.ANY_P", ones!(30)),
         ("UOPS_RETIRED.RETIRE_SLOTS", BUSY_IDLE),
         ("UOPS_RETIRED.SLOTS", BUSY_IDLE),

@@ -76,3 +76,90 @@ fn the_conformance_example_prints_what_pmu_check_sim_prints() {
             >= 5
     );
 }
+
+#[path = "../examples/topdown_tree.rs"]
+#[allow(dead_code)]
+mod topdown_tree;
+
+#[test]
+fn the_topdown_tree_example_prints_what_pmu_stat_sim_td_level_prints() {
+    let (example, exit_code) = topdown_tree::report().unwrap_or_else(|e| panic!("{e}"));
+    let level = topdown_tree::LEVEL.to_string();
+    let stat = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args([
+            "stat",
+            "--sim",
+            "--processor",
+            "sapphire-rapids",
+            "--td-level",
+        ])
+        .arg(&level)
+        .arg("--")
+        .args(topdown_tree::COMMAND)
+        .output()
+        .expect("pmu runs");
+    assert!(
+        stat.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stat.stderr)
+    );
+    assert_eq!(exit_code, 0);
+    // pmu stat prints on stderr, as perf stat.
+    assert_eq!(example, String::from_utf8_lossy(&stat.stderr));
+    // Level 1's four nodes (toplev's names), each a percentage; the four add up to 100.
+    let line = |name: &str| {
+        example
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{example}"))
+    };
+    let value = |name: &str| -> f64 {
+        line(name)
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let marked = |name: &str| line(name).ends_with("<==");
+    let level1 = [
+        "Frontend_Bound",
+        "Bad_Speculation",
+        "Backend_Bound",
+        "Retiring",
+    ]
+    .map(value);
+    assert!(
+        (level1.iter().sum::<f64>() - 100.0).abs() < 0.05,
+        "{example}"
+    );
+    // A level-2 node is indented under its parent; its children add up to it.
+    assert!(example.contains("\n  Light_Operations "), "{example}");
+    let retiring = value("Light_Operations") + value("Heavy_Operations");
+    assert!((retiring - value("Retiring")).abs() < 0.02, "{example}");
+    // The markers by Intel's thresholds for Sapphire Rapids (its TMA metric list, as
+    // percentages): Retiring > 70 or Heavy_Operations > 10; Light_Operations > 60;
+    // Frontend_Bound > 15; Backend_Bound > 20.
+    let heavy = value("Heavy_Operations");
+    assert_eq!(
+        marked("Retiring"),
+        value("Retiring") > 70.0 || heavy > 10.0,
+        "{example}"
+    );
+    assert_eq!(
+        marked("Light_Operations"),
+        value("Light_Operations") > 60.0,
+        "{example}"
+    );
+    assert_eq!(
+        marked("Frontend_Bound"),
+        value("Frontend_Bound") > 15.0,
+        "{example}"
+    );
+    assert_eq!(
+        marked("Backend_Bound"),
+        value("Backend_Bound") > 20.0,
+        "{example}"
+    );
+    assert!(example.lines().any(|l| l.ends_with("<==")), "{example}");
+}

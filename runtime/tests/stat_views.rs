@@ -266,3 +266,193 @@ fn metrics_by_group_on_the_simulator() {
     let out = pmu(&["stat", "--sim", "-M", "no_such_metric", "--", "true"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The value under the header entry `entry` in perf's --metric-only text: values are
+/// right-aligned under their headers, so the value's last character is in the header's.
+fn value_under(header: &str, values: &str, entry: &str) -> f64 {
+    let end = header
+        .find(entry)
+        .unwrap_or_else(|| panic!("no {entry} in {header:?}"))
+        + entry.len();
+    values[..end]
+        .split_whitespace()
+        .last()
+        .unwrap_or_else(|| panic!("no value under {entry}: {values:?}"))
+        .parse()
+        .unwrap()
+}
+
+/// `--metric-only`: Sapphire Rapids' `TmaL1` group, as perf stat --metric-only prints it: a
+/// header line (each metric's unit and name, `%  Backend_Bound`) and a value line. Backend
+/// bound and retiring are the workload's backend and retiring bytes over the four level-1
+/// bytes (Intel's formulas: `100 * d / (a + b + c + d)`), printed with one decimal as perf's
+/// `%8.1f`.
+#[test]
+fn metric_only_prints_a_header_line_and_a_value_line() {
+    let w = workload("memory-bound").unwrap();
+    let args = |extra: &[&'static str]| {
+        let mut v = vec![
+            "stat",
+            "--sim",
+            "--processor",
+            "sapphire-rapids",
+            "--workload",
+        ];
+        v.extend([w.name, "-M", "TmaL1", "--metric-only"]);
+        v.extend_from_slice(extra);
+        v.extend(["--", "sh", "-c", "exit 3"]);
+        v
+    };
+    let out = pmu(&args(&[]));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let pm = w.perf_metrics;
+    let level1 = byte(pm, 0) + byte(pm, 1) + byte(pm, 2) + byte(pm, 3);
+    let backend = 100.0 * byte(pm, 3) / level1;
+    let retiring = 100.0 * byte(pm, 0) / level1;
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].starts_with(" Performance counter stats for 'sh -c exit 3'"),
+        "{text}"
+    );
+    let (header, values) = (lines[3], lines[4]);
+    for (entry, value) in [("%  Backend_Bound", backend), ("%  Retiring", retiring)] {
+        let shown = value_under(header, values, entry);
+        assert!(
+            (shown - value).abs() <= 0.05 + 1e-9,
+            "{entry}: {shown} against {value}\n{text}"
+        );
+    }
+    // A metric without a unit is its name alone, its value with two decimals.
+    assert!(header.contains(" Info_Core_CoreIPC "), "{header}");
+    let end = header.find("Info_Core_CoreIPC").unwrap() + "Info_Core_CoreIPC".len();
+    let ipc = values[..end].split_whitespace().last().unwrap();
+    assert_eq!(ipc.split('.').nth(1).map(str::len), Some(2), "{ipc}");
+    let shown_values = values.split_whitespace().count();
+    // No table, no tree: the two lines alone.
+    assert!(!text.contains("metric ") && lines.len() == 5, "{text}");
+    // CSV: the same two lines, each field ended by the separator, no title.
+    let out = pmu(&args(&["-x;"]));
+    let csv = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 2, "{csv}");
+    let (heads, vals): (Vec<&str>, Vec<&str>) =
+        (lines[0].split(';').collect(), lines[1].split(';').collect());
+    assert_eq!(heads.len(), vals.len());
+    assert_eq!(
+        heads.len() - 1,
+        shown_values,
+        "a value per header: {text}\n{csv}"
+    );
+    assert_eq!(
+        heads.last(),
+        Some(&""),
+        "each header ends in the separator: {csv}"
+    );
+    let at = heads
+        .iter()
+        .position(|h| *h == "%  Backend_Bound")
+        .expect(&csv);
+    let shown: f64 = vals[at].parse().unwrap();
+    assert!((shown - backend).abs() <= 0.05 + 1e-9, "{csv}");
+}
+
+/// `--metric-only` without metrics to print is refused (perf prints empty lines), and so is
+/// `-x` with the simulator's tables.
+#[test]
+fn metric_only_needs_metrics() {
+    for args in [
+        &["stat", "--metric-only", "--", "true"][..],
+        &["stat", "--metric-only", "-e", "task-clock", "--", "true"],
+        &[
+            "stat",
+            "--sim",
+            "--view",
+            "memory",
+            "--metric-only",
+            "--",
+            "true",
+        ],
+        &["stat", "--sim", "-M", "TmaL1", "-x,", "--", "true"],
+    ] {
+        let out = pmu(args);
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains("--metric-only"), "{args:?}: {text}");
+    }
+}
+
+/// The layout against the real perf on this machine (a VM: perf's metrics have no events to
+/// count, so its --metric-only prints a slot per default event with an empty value): perf's
+/// CSV value line has a field per slot, each ended by the separator; its text value line is
+/// the slots side by side, so its length over their number is a slot's width (a value
+/// right-aligned in 20 columns and a space). pmu's header and value lines keep that width
+/// (wider only for a longer header), and its CSV has no title, as perf's.
+#[test]
+fn metric_only_layout_is_perfs() {
+    let perf = |args: &[&str]| {
+        let out = Command::new("perf")
+            .arg("stat")
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot run perf ({e}): install it (Debian: apt-get install linux-perf; .ci/run does)")
+            });
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let csv = perf(&["--metric-only", "-x,", "--", "true"]);
+    let csv_lines: Vec<&str> = csv.lines().filter(|l| !l.is_empty()).collect();
+    let slots = csv_lines.last().unwrap().matches(',').count();
+    assert!(
+        slots > 0 && csv_lines.last().unwrap().ends_with(','),
+        "{csv}"
+    );
+    assert!(!csv.contains("Performance counter stats"), "{csv}");
+    let text = perf(&["--metric-only", "--", "true"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].starts_with(" Performance counter stats for 'true'"),
+        "{text}"
+    );
+    let value_line = lines[4];
+    assert_eq!(value_line.len() % slots, 0, "{text:?}");
+    let slot = value_line.len() / slots;
+    assert_eq!(slot, 21, "perf's slot: {text:?}");
+    let out = pmu(&[
+        "stat",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "-M",
+        "TmaL1",
+        "--metric-only",
+        "--",
+        "true",
+    ]);
+    let ours = String::from_utf8_lossy(&out.stderr);
+    let ours: Vec<&str> = ours.lines().collect();
+    assert!(
+        ours[1].starts_with(" Performance counter stats for 'true'"),
+        "{ours:?}"
+    );
+    let (header, values) = (ours[3], ours[4]);
+    assert_eq!(header.len(), values.len(), "{ours:?}");
+    // Each header entry ends a slot: a space after it, and the slot `slot` wide unless the
+    // entry is longer.
+    let mut start = 0;
+    for entry in [
+        "%  Frontend_Bound",
+        "%  Bad_Speculation",
+        "%  Backend_Bound",
+        "%  Retiring",
+    ] {
+        let end = header.find(entry).unwrap() + entry.len();
+        assert_eq!(&header[end..=end], " ", "{header:?}");
+        assert_eq!(
+            end + 1 - start,
+            slot.max(entry.len() + 1),
+            "{entry} in {header:?}"
+        );
+        start = end + 1;
+    }
+}

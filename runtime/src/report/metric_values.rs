@@ -1,7 +1,9 @@
 //! Derived metrics' values as `pmu watch --metric` prints them every interval: a table after
 //! the constants the metrics read, CSV, JSON lines, or one exposition (OpenMetrics or the
-//! Prometheus text format) per interval.
+//! Prometheus text format) per interval; and `perf stat --metric-only`'s layout
+//! ([`render_metric_only`]).
 
+use pmu_regs::metrics::MetricInfo;
 use serde_json::json;
 
 use crate::constants::PartConstants;
@@ -102,5 +104,94 @@ impl MetricFormat {
                 format!("{line}\n")
             }
         }
+    }
+}
+
+// `--metric-only`: metric values alone, in `perf stat --metric-only`'s layout (perf 6.1,
+// tools/perf/util/stat-display.c and stat-shadow.c), as `pmu stat --sim -M ... --metric-only`
+// prints them: one line of headers, each a metric's unit and name two spaces apart (the name
+// alone without a unit), then one line of values in the same order. As text each header is
+// right-aligned in 20 columns and followed by a space (perf's `METRIC_ONLY_LEN`), each value
+// right-aligned under its header (perf widens a value's column one past a header longer than
+// 20, so its two lines drift apart; here they stay aligned); a value with a unit has one
+// decimal, one without two (perf's `%8.1f` and `%8.2f`), a value that is not defined an
+// empty field. With `-x SEP` each header and each value is followed by SEP, without padding.
+
+/// The columns perf gives each header and value, before the space that follows it.
+pub const METRIC_ONLY_WIDTH: usize = 20;
+
+/// The unit as perf prints it: `%` for a percentage (perf's `ScaleUnit` `100%`).
+fn unit_of(metric: &MetricInfo) -> &'static str {
+    match metric.unit {
+        "percent" => "%",
+        u => u,
+    }
+}
+
+/// The metric's header: its unit and name two spaces apart (`%  Backend_Bound`), or its name
+/// alone where it has no unit.
+pub fn metric_header(metric: &MetricInfo) -> String {
+    match unit_of(metric) {
+        "" => metric.name.to_string(),
+        unit => format!("{unit}  {}", metric.name),
+    }
+}
+
+/// The value as perf prints it: one decimal with a unit, two without; empty where it is not
+/// defined.
+pub fn metric_value_text(metric: &MetricInfo, value: Option<f64>) -> String {
+    match (value, unit_of(metric)) {
+        (None, _) => String::new(),
+        (Some(v), "") => format!("{v:.2}"),
+        (Some(v), _) => format!("{v:.1}"),
+    }
+}
+
+/// The header line and the value line of `values` (each metric with its value, in the order
+/// to print): text without `separator`, CSV with it.
+pub fn render_metric_only(
+    values: &[(&'static MetricInfo, Option<f64>)],
+    separator: Option<&str>,
+) -> String {
+    let (mut head, mut line) = (String::new(), String::new());
+    for (metric, value) in values {
+        let (h, v) = (metric_header(metric), metric_value_text(metric, *value));
+        match separator {
+            Some(sep) => {
+                head.push_str(&format!("{h}{sep}"));
+                line.push_str(&format!("{v}{sep}"));
+            }
+            None => {
+                let width = METRIC_ONLY_WIDTH.max(h.len());
+                head.push_str(&format!("{h:>width$} "));
+                line.push_str(&format!("{v:>width$} "));
+            }
+        }
+    }
+    format!("{head}\n{line}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metric(name: &str, unit: &str) -> Option<&'static MetricInfo> {
+        pmu_regs::metrics::for_processor("sapphire-rapids")
+            .iter()
+            .find(|m| m.name == name && m.unit == unit)
+    }
+
+    #[test]
+    fn headers_values_and_separators_are_perfs() {
+        let backend = metric("Backend_Bound", "percent").expect("a percentage metric");
+        let ipc = metric("Info_Core_CoreIPC", "").expect("a metric without a unit");
+        let text = render_metric_only(&[(backend, Some(79.614)), (ipc, Some(0.4))], None);
+        // "%  Backend_Bound" is 16 characters: 4 spaces before it, one after.
+        assert_eq!(
+            text,
+            "    %  Backend_Bound    Info_Core_CoreIPC \n                79.6                 0.40 \n"
+        );
+        let csv = render_metric_only(&[(backend, None), (ipc, Some(0.4))], Some(";"));
+        assert_eq!(csv, "%  Backend_Bound;Info_Core_CoreIPC;\n;0.40;\n");
     }
 }

@@ -77,7 +77,7 @@ pub struct StatArgs {
     /// Count on a simulated machine instead (its uncore and top-down registers), running
     /// --workload while the command runs; with --td-level, --view or -M.
     #[arg(long, requires = "sim_view", conflicts_with_all = [
-        "separator", "json_lines", "interval", "pid", "cpu", "no_aggr", "per_socket", "delay",
+        "json_lines", "interval", "pid", "cpu", "no_aggr", "per_socket", "delay",
         "repeat", "event"])]
     sim: bool,
     /// The processor whose core events `-e` may name by the spec's names
@@ -111,6 +111,10 @@ pub struct StatArgs {
         requires = "sim"
     )]
     metrics: Vec<String>,
+    /// With -M or --td-level: the metric values alone, a line of headers (unit and name) and a
+    /// line of values, as perf stat --metric-only (with -x: CSV).
+    #[arg(long = "metric-only")]
+    metric_only: bool,
     /// The command to count, after `--`, with its arguments.
     #[arg(trailing_var_arg = true, value_name = "CMD")]
     command: Vec<String>,
@@ -190,6 +194,13 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
+    if a.metric_only && a.metrics.is_empty() && a.td_level.is_none() {
+        return fail(
+            "--metric-only prints metric values alone: name the metrics with -M (pmu stat --sim \
+             -M TmaL1 --metric-only -- CMD) or the tree with --td-level N",
+            2,
+        );
+    }
     let stop = stop_on_signals();
     if a.sim && json {
         return fail(
@@ -246,6 +257,7 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
 /// `pmu stat --sim --td-level N` or `--view memory`: the library counts and words it; this
 /// prints it where the counts go.
 fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
+    use pmu_runtime::report::metric_values::render_metric_only;
     use pmu_runtime::stat::views;
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
@@ -257,11 +269,22 @@ fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
         Some(w) => pmu_runtime::machine::workload_named(w).map_err(|e| usage(e.to_string()))?,
         None => pmu_runtime::machine::default_workload(),
     };
+    if a.separator.is_some() && !a.metric_only {
+        return Err(usage(
+            "with --sim, -x goes with --metric-only (its CSV); leave out -x".into(),
+        ));
+    }
+    let sep = a.separator.as_deref();
     let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
     let (body, counts) = if let Some(level) = a.td_level {
         let (nodes, counts) =
             views::topdown_on_sim(processor, workload, level, &a.command, stop).map_err(failed)?;
-        (views::render_tree(&nodes, level), counts)
+        if a.metric_only {
+            let pairs: Vec<_> = nodes.iter().map(|n| (n.metric, n.value)).collect();
+            (render_metric_only(&pairs, sep), counts)
+        } else {
+            (views::render_tree(&nodes, level), counts)
+        }
     } else if a.metrics.is_empty() {
         let (rows, counts) =
             views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
@@ -270,12 +293,19 @@ fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
         let (values, counts) =
             views::metrics_on_sim(processor, workload, &a.metrics, &a.command, stop)
                 .map_err(failed)?;
-        (views::render_metrics(&values), counts)
+        if a.metric_only {
+            let pairs: Vec<_> = values.iter().map(|v| (v.metric, v.value)).collect();
+            (render_metric_only(&pairs, sep), counts)
+        } else {
+            (views::render_metrics(&values), counts)
+        }
     };
-    let (text, code) = (
-        views::sim_header(&a.command, &counts) + &body,
-        counts.exit_code,
-    );
+    // As perf: the CSV without the title.
+    let title = match a.separator {
+        Some(_) => String::new(),
+        None => views::sim_header(&a.command, &counts),
+    };
+    let (text, code) = (title + &body, counts.exit_code);
     let mut out = sink(a).map_err(|m| (m, 1))?;
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

@@ -95,7 +95,8 @@ impl Validator {
             let parsed = pair.split_once('=').and_then(|(t, n)| {
                 let t = u16::try_from(parse_number(t)?).ok()?;
                 let good = n.starts_with(|c: char| c.is_ascii_uppercase())
-                    && n.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+                    && n.chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
                 good.then(|| (t, n.to_string()))
             });
             match parsed {

@@ -11,7 +11,9 @@
 use std::process::Command;
 
 use pmu_regs::{DomainPlace, ProcessorInfo, PROCESSORS};
-use pmu_runtime::discovery::{BoxStatus, DiscoveryError, DomainJoined};
+use pmu_runtime::discovery::{join_domains, read_domains, BoxStatus, DiscoveryError, DomainJoined};
+use pmu_runtime::machine::Machine;
+use pmu_runtime::part::joined_domains;
 use pmu_runtime::sim::domains::SimDomains;
 
 /// The types Linux's `dmr_uncores[]` names (uncore_snbep.c).
@@ -26,6 +28,12 @@ fn dmr() -> &'static ProcessorInfo {
         .copied()
         .find(|p| p.id == "diamond-rapids")
         .expect("diamond-rapids is in the spec")
+}
+
+/// The simulated tables found through the access traits (one socket, one die: CPU 0) and
+/// joined.
+fn joined(sim: &SimDomains) -> Vec<DomainJoined> {
+    join_domains(dmr(), read_domains(dmr(), sim, &sim.devices(), |_| vec![0]))
 }
 
 fn domain<'a>(joined: &'a [DomainJoined], id: &str) -> &'a DomainJoined {
@@ -62,8 +70,7 @@ fn spec_places_both_domains_as_linux_does() {
 /// ignored in their own domain.
 #[test]
 fn both_domains_join_every_box() {
-    let sim = SimDomains::of(dmr()).expect("diamond-rapids has domains");
-    let joined = sim.joined();
+    let joined = joined_domains(dmr(), &Machine::simulating(dmr()));
     assert_eq!(joined.len(), 2);
     let mut seen = Vec::new();
     for d in &joined {
@@ -112,7 +119,7 @@ fn a_damaged_cbb_table_names_cbb_and_leaves_imh_usable() {
     let declared = entries + 24;
     let max_units = 0x3FF << 16;
     t.set_qword(0, (q & !max_units) | (declared << 16));
-    let joined = sim.joined();
+    let joined = joined(&sim);
     let imh = domain(&joined, "imh")
         .joined
         .as_ref()
@@ -141,7 +148,7 @@ fn a_damaged_imh_device_names_imh_and_leaves_cbb_usable() {
     // BAR 0 at configuration offset 0x10 (PCI); bit 0 set: an I/O BAR.
     t.config[0x10 / 4] = 0x1;
     t.config[0x14 / 4] = 0;
-    let joined = sim.joined();
+    let joined = joined(&sim);
     let cbb = domain(&joined, "cbb")
         .joined
         .as_ref()

@@ -3,21 +3,20 @@
 //! access traits as the part would serve them: a PCI domain's table behind the discovery
 //! capability of a device with the domain's id, an MSR domain's at the address its MSR holds.
 //!
-//! The boxes are the types the spec names (`<discovery-types>`), plus one box of each type a
+//! The boxes are the types the spec names (`<discovery-types>`), plus boxes of each type a
 //! domain ignores. Which domain holds which named type, how many boxes of each, and every
 //! address are the simulator's own invention (no public source gives them): the boxes of
 //! [`MSR_DOMAIN_TYPES`] are MSR boxes in each MSR domain's table, every other named type is a
 //! memory-mapped box in each PCI domain's table; each box's registers are self-consistent
-//! (no two share an address or overlap), so the reader accepts the tables.
+//! (no two share an address or overlap), so the reader accepts the tables. The discovery
+//! module reads and joins them (the part module's `joined_domains`).
 
 use pmu_regs::{DiscoveryDomain, DomainPlace, ProcessorInfo};
 
 use crate::access::{
     AccessError, BackendError, BackendResult, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Target,
 };
-use crate::discovery::{
-    join_domains, read_domains, AccessKind, DomainJoined, MemoryTable, TableBox,
-};
+use crate::table_format::{AccessKind, MemoryTable, TableBox};
 
 /// The named types the simulator puts in a domain found through an MSR (a compute die's:
 /// the caching, coherence and mesh agents), by the names Linux gives them.
@@ -112,13 +111,6 @@ impl SimDomains {
                 DomainPlace::Msr(_) => None,
             })
             .collect()
-    }
-
-    /// Every domain's table read as the reader finds it (CPU 0 for the one socket and die)
-    /// and joined with the spec.
-    pub fn joined(&self) -> Vec<DomainJoined> {
-        let tables = read_domains(self.processor, self, &self.devices(), |_| vec![0]);
-        join_domains(self.processor, tables)
     }
 }
 

@@ -56,8 +56,8 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
         let table = read_dump(path, DUMP_DEVICE).map_err(discovery_failure)?;
         vec![(0, join(boxes, &table))]
     } else if a.sim && !processor.discovery_domains.is_empty() {
-        let sim = pmu_runtime::sim::domains::SimDomains::of(processor).expect("it has domains");
-        pmu_runtime::discovery::readable_domains(sim.joined()).map_err(discovery_failure)?
+        let joined = pmu_runtime::part::joined_domains(processor, &Machine::simulating(processor));
+        pmu_runtime::discovery::readable_domains(joined).map_err(discovery_failure)?
     } else if a.sim {
         let machine = Machine::simulating(processor);
         let tables = joined_tables(&machine, boxes);

@@ -215,6 +215,14 @@ fn identity_errors() {
     insta::assert_snapshot!(processors_diagnostics("identity_errors"));
 }
 
+/// Discovery domains (issue 43) found both ways or neither, through a PCI device id beyond 16
+/// bits, twice under one id, with ignore lists that are not `TYPE=NAME` or give a type twice,
+/// from an undeclared source; discovery types on a processor without domains.
+#[test]
+fn discovery_domain_errors() {
+    insta::assert_snapshot!(processors_diagnostics("discovery_domains"));
+}
+
 /// A perf driver's format that does not parse as the kernel writes it, maps onto nothing
 /// without saying why, onto two things, or onto an unknown role; a name given twice; an
 /// undeclared source.

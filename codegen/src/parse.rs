@@ -100,6 +100,45 @@ pub struct RawProcessor {
     pub document: Vec<RawDocument>,
     #[serde(default)]
     pub identity: Option<RawIdentity>,
+    /// `<discovery-domain>`s: where the part's discovery tables are.
+    #[serde(rename = "discovery-domain", default)]
+    pub discovery_domain: Vec<RawDiscoveryDomain>,
+    /// `<discovery-types>`: the discovery types a public source names.
+    #[serde(rename = "discovery-types", default)]
+    pub discovery_types: Option<RawDiscoveryTypes>,
+}
+
+/// `<discovery-domain id=".." pci-device=".." (or msr="..") per="socket|die" ignore="0x13=MSE"
+/// source=".."/>`: one discovery domain of a processor.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDiscoveryDomain {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@id")]
+    pub id: String,
+    #[serde(rename = "@pci-device", default)]
+    pub pci_device: Option<String>,
+    #[serde(rename = "@msr", default)]
+    pub msr: Option<String>,
+    #[serde(rename = "@per")]
+    pub per: String,
+    #[serde(rename = "@ignore", default)]
+    pub ignore: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
+}
+
+/// `<discovery-types names="4=PCU 5=UBOX" source=".."/>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDiscoveryTypes {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@names")]
+    pub names: String,
+    #[serde(rename = "@source")]
+    pub source: String,
 }
 
 /// `<identity vendor=".." family=".." model=".." (or models="..") codenames=".." perfmon=".."

@@ -605,6 +605,39 @@ pub struct ProcessorInfo {
     /// fixed counter 3, TOPDOWN.SLOTS (`processors.xml`'s `topdown-metrics`): 4 on Ice
     /// Lake-SP, 8 from Sapphire Rapids; 0 where the core has neither register.
     pub topdown_metrics: u8,
+    /// Where the part's uncore discovery tables are, one entry per domain
+    /// (`processors.xml`'s `<discovery-domain>`); empty for a part with one table per socket
+    /// found through the generic discovery device (0x09A7), or none.
+    pub discovery_domains: &'static [DiscoveryDomain],
+    /// The discovery types a public source names for the part, as (type, name)
+    /// (`<discovery-types>`), and that source; empty where its units' `discovery-type`s say.
+    pub discovery_types: (&'static [(u16, &'static str)], &'static str),
+}
+
+#[cfg(feature = "metadata")]
+/// How a discovery domain's table is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DomainPlace {
+    /// Through the discovery capability of every Intel PCI device with this device id.
+    PciDevice(u16),
+    /// At the physical address this MSR holds (read once per socket or die).
+    Msr(u32),
+}
+
+#[cfg(feature = "metadata")]
+/// One uncore discovery domain: a set of tables found one way, with its own corrections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiscoveryDomain {
+    /// Its id (`imh`, `cbb`).
+    pub id: &'static str,
+    /// How its tables are found.
+    pub place: DomainPlace,
+    /// One table per die (`true`) or per socket.
+    pub per_die: bool,
+    /// The types its tables list that software ignores as broken: (type, name).
+    pub ignored: &'static [(u16, &'static str)],
+    /// The public source of all this (a `processors.xml` source id).
+    pub source: &'static str,
 }
 
 #[cfg(feature = "metadata")]

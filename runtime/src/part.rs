@@ -283,6 +283,28 @@ pub fn joined_tables(machine: &Machine, spec: &'static Boxes) -> Vec<JoinedTable
         .collect()
 }
 
+/// Every table of every discovery domain of `processor` (`ProcessorInfo::discovery_domains`)
+/// on `machine`, each read and joined on its own ([`crate::discovery::read_domains`]): on the
+/// simulator the tables it publishes for the processor (one socket, one die:
+/// [`crate::sim::domains::SimDomains`]). Empty for a processor without domains, and on
+/// hardware, where reading a domain's MSR and PCI devices is not done yet.
+pub fn joined_domains(
+    processor: &'static pmu_regs::ProcessorInfo,
+    machine: &Machine,
+) -> Vec<crate::discovery::DomainJoined> {
+    use crate::discovery::{join_domains, read_domains};
+    let Some(sim) = machine
+        .sim()
+        .and_then(|_| crate::sim::domains::SimDomains::of(processor))
+    else {
+        return Vec::new();
+    };
+    join_domains(
+        processor,
+        read_domains(processor, &sim, &sim.devices(), |_| vec![0]),
+    )
+}
+
 /// What the part says of itself on `socket`, for the join: the box count of every unit with
 /// a discovery type and a `<box-count>` the part answers (a count that cannot be read is left
 /// to the table), and the physical address of each memory-mapped register.

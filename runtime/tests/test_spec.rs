@@ -364,6 +364,8 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         global,
         core_events: None,
         topdown_metrics: 0,
+        discovery_domains: &[],
+        discovery_types: (&[], ""),
     })
 }
 

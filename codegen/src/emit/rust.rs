@@ -230,6 +230,20 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .into_iter()
         .collect();
     let topdown_metrics = proc.topdown_metrics;
+    let domains = domain_tokens(proc);
+    let (type_names, types_source) = match &proc.discovery_types {
+        Some((names, source)) => (
+            names
+                .iter()
+                .map(|(t, n)| {
+                    let n = str_lit(n);
+                    quote!((#t, #n))
+                })
+                .collect::<Vec<_>>(),
+            str_lit(source),
+        ),
+        None => (Vec::new(), str_lit("")),
+    };
     let core_events = match &proc.core_events {
         Some(_) => quote!(Some(&core::EVENTS)),
         None => quote!(None),
@@ -256,8 +270,41 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             global: #global,
             core_events: #core_events,
             topdown_metrics: #topdown_metrics,
+            discovery_domains: &[#(#domains),*],
+            discovery_types: (&[#(#type_names),*], #types_source),
         };
     }
+}
+
+/// The `discovery_domains` of a processor's `ProcessorInfo`.
+fn domain_tokens(proc: &Processor) -> Vec<TokenStream> {
+    let pairs = |v: &[(u16, String)]| -> Vec<TokenStream> {
+        v.iter()
+            .map(|(t, n)| {
+                let n = str_lit(n);
+                quote!((#t, #n))
+            })
+            .collect()
+    };
+    proc.discovery_domains
+        .iter()
+        .map(|d| {
+            let (id, source) = (str_lit(&d.id), str_lit(&d.source));
+            let place = match d.place {
+                DomainPlace::PciDevice(n) => quote!(crate::support::DomainPlace::PciDevice(#n)),
+                DomainPlace::Msr(n) => quote!(crate::support::DomainPlace::Msr(#n)),
+            };
+            let per_die = d.per_die;
+            let ignored = pairs(&d.ignored);
+            quote!(crate::support::DiscoveryDomain {
+                id: #id,
+                place: #place,
+                per_die: #per_die,
+                ignored: &[#(#ignored),*],
+                source: #source,
+            })
+        })
+        .collect()
 }
 
 /// The `identity` field of a processor's `ProcessorInfo`: its `CpuIdentity`, or `None`.

@@ -80,6 +80,38 @@ pub struct Processor {
     /// that register nor fixed counter 3 (TOPDOWN.SLOTS).
     #[serde(skip)]
     pub topdown_metrics: u8,
+    /// Where the part's discovery tables are (`processors.xml`'s `<discovery-domain>`s), in
+    /// file order; empty for a part with one table found through the generic device.
+    #[serde(skip)]
+    pub discovery_domains: Vec<DiscoveryDomain>,
+    /// The discovery types a public source names (`<discovery-types>`): (type, name), and
+    /// the source.
+    #[serde(skip)]
+    pub discovery_types: Option<(Vec<(u16, String)>, String)>,
+}
+
+/// How a discovery domain's table is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DomainPlace {
+    /// Through the DVSEC capability of every PCI device (vendor 8086) with this device id.
+    PciDevice(u16),
+    /// At the physical address this MSR holds.
+    Msr(u32),
+}
+
+/// One discovery domain of a processor (`<discovery-domain>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveryDomain {
+    /// Its id (`imh`).
+    pub id: String,
+    /// How its table is found.
+    pub place: DomainPlace,
+    /// One table per die (`per="die"`) rather than per socket.
+    pub per_die: bool,
+    /// The types its tables list that software ignores: (type, name).
+    pub ignored: Vec<(u16, String)>,
+    /// The public source.
+    pub source: String,
 }
 
 /// Another processor, named by its id and its Rust module.

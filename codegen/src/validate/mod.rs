@@ -20,6 +20,7 @@ use crate::model::*;
 use crate::parse::*;
 
 mod addresses;
+mod domains;
 mod events;
 mod fields;
 mod metrics;

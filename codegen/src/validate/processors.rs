@@ -52,6 +52,9 @@ impl Validator {
                 p.identity = self.identity(&ctx, &p.id, raw, &catalogue);
             }
         }
+        for (p, raw) in processors.iter_mut().zip(&raw.processor) {
+            self.discovery_domains(&ctx, p, raw, &catalogue);
+        }
         self.unique_identities(&ctx, &processors, &raw.processor);
         self.core_pmus(&ctx, &mut processors, &raw.processor);
         self.units_from(&ctx, &mut processors, &raw.processor);
@@ -107,6 +110,8 @@ impl Validator {
                 core_events: None,
                 metrics: Vec::new(),
                 topdown_metrics: self.topdown_metrics(ctx, p),
+                discovery_domains: Vec::new(),
+                discovery_types: None,
             });
         }
         processors

@@ -68,4 +68,6 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     global: Some(&pmu::GLOBAL),
     core_events: Some(&core::EVENTS),
     topdown_metrics: 0u8,
+    discovery_domains: &[],
+    discovery_types: (&[], ""),
 };

@@ -137,6 +137,26 @@ pub enum DiscoveryError {
         /// The entries.
         entries: (usize, usize),
     },
+    /// A discovery domain's MSR (`<discovery-domain msr>`) holds no table address (0, or
+    /// all ones) on the CPU it was read on.
+    NoTableAddress {
+        /// The MSR.
+        msr: u32,
+        /// The CPU it was read on.
+        cpu: u32,
+        /// Its value.
+        value: u64,
+    },
+    /// What went wrong with one discovery domain's table (`<discovery-domain>`): the other
+    /// domains' tables are read and joined all the same.
+    InDomain {
+        /// The domain's id (`cbb`).
+        domain: &'static str,
+        /// Its socket or die (the `per` of the domain), in order.
+        index: u32,
+        /// What went wrong.
+        source: Box<DiscoveryError>,
+    },
     /// Two entries' registers overlap (the range from one's box control to its last counter
     /// or control reaches into the other's): one of them is off, and programming one would
     /// write the other.
@@ -169,6 +189,8 @@ impl fmt::Display for DiscoveryError {
             BadAddress { entry, value, why } => write!(f, "entry {entry} of the discovery table gives box control {value:#x}: {why}"),
             DuplicateBox { box_type, box_id, entries } => write!(f, "entries {} and {} of the discovery table both describe box type {box_type} id {box_id}", entries.0, entries.1),
             OverlappingBoxes { entries, addresses } => write!(f, "entries {} and {} of the discovery table overlap: the registers of the box at {} reach into those of the box at {}; one is off, so neither is used", entries.0, entries.1, addresses.0, addresses.1),
+            NoTableAddress { msr, cpu, value } => write!(f, "MSR {msr:#x} on CPU {cpu} holds {value:#x}, not the address of a discovery table; the part publishes no table there"),
+            InDomain { domain, index, source } => write!(f, "discovery domain {domain} (table {index}): {source}; its boxes are not used, the other domains' are"),
             SharedAddress { address, entries } => write!(f, "entries {} and {} of the discovery table both put their box control at {address}; one is off, so neither is used", entries.0, entries.1),
         }
     }
@@ -181,6 +203,7 @@ impl std::error::Error for DiscoveryError {
                 Some(source)
             }
             DiscoveryError::Dump { source, .. } => Some(source),
+            DiscoveryError::InDomain { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -192,14 +192,20 @@ pub struct JoinedBox {
     pub table: Option<DiscoveredBox>,
     /// How they compare.
     pub status: BoxStatus,
+    /// For a box of a discovery domain whose type the spec names but describes in no unit
+    /// file (`<discovery-types>`): the domain's id and the type's name
+    /// ([`super::join_domain`]).
+    pub named: Option<(&'static str, &'static str)>,
 }
 
 impl JoinedBox {
-    /// The spec's name (`CHA3`), or `type T id I` for a box the spec does not know.
+    /// The spec's name (`CHA3`), the domain and type name a `<discovery-types>` gives
+    /// (`cbb CBO 3`), or `type T id I` for a box the spec does not know.
     pub fn name(&self) -> String {
-        match self.spec {
-            Some(b) => b.instance.to_string(),
-            None => format!("type {} id {}", self.box_type, self.box_id),
+        match (self.spec, self.named) {
+            (Some(b), _) => b.instance.to_string(),
+            (None, Some((domain, name))) => format!("{domain} {name} {}", self.box_id),
+            (None, None) => format!("type {} id {}", self.box_type, self.box_id),
         }
     }
 }
@@ -293,6 +299,7 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
             box_id,
             table: found.map(|i| table.boxes[i]),
             status,
+            named: None,
         });
     }
     for (t, _) in table.boxes.iter().zip(&used).filter(|(_, u)| !**u) {
@@ -302,6 +309,7 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
             box_id: t.box_id,
             table: Some(*t),
             status: BoxStatus::Unknown,
+            named: None,
         });
     }
     Joined { boxes }

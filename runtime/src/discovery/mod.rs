@@ -16,13 +16,18 @@
 //!   a part would publish for a spec;
 //! - [`MemoryTable`]: a table built in memory (from boxes, or from raw bytes), which the
 //!   simulator publishes and tests corrupt; its format is [`crate::table_format`]'s, which
-//!   the simulator uses without this module.
+//!   the simulator uses without this module;
+//! - [`read_domains`], [`join_domains`]: a part with several discovery domains
+//!   (`ProcessorInfo::discovery_domains`: Diamond Rapids' IMH, through PCI device 0x09A1, and
+//!   CBB, through MSR 0x710 per die), each table read and joined on its own, so a damaged
+//!   one is named ([`DiscoveryError::InDomain`]) and the others stay usable.
 //!
 //! Every way a table can be wrong (a capability list that loops, a BAR that is not memory, a
 //! global state that is empty, a size beyond [`MAX_TABLE_BYTES`], an entry past the end, two
 //! entries for one box or at one address) is a [`DiscoveryError`]; the reader never reads
 //! outside the size the global state declares and never panics on any bytes.
 
+mod domains;
 mod error;
 mod join;
 mod locate;
@@ -31,6 +36,9 @@ mod read;
 pub use crate::table_format::{
     simulated_table, simulated_table_placed, table_boxes, table_boxes_placed, AccessKind,
     MemoryTable, MmioPlace, TableBox,
+};
+pub use domains::{
+    join_domain, join_domains, read_domains, readable_domains, DomainJoined, DomainTable,
 };
 pub use error::DiscoveryError;
 pub use join::{join, join_on, BoxStatus, Disagreement, Joined, JoinedBox, PartCount, PartFacts};

@@ -32,6 +32,7 @@
 
 mod arch;
 pub mod counting;
+pub mod domains;
 mod mmio;
 mod part;
 mod quirks;

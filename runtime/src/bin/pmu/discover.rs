@@ -55,6 +55,9 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
     let tables: Vec<(u32, Joined)> = if let Some(path) = &a.table {
         let table = read_dump(path, DUMP_DEVICE).map_err(discovery_failure)?;
         vec![(0, join(boxes, &table))]
+    } else if a.sim && !processor.discovery_domains.is_empty() {
+        let joined = pmu_runtime::part::joined_domains(processor, &Machine::simulating(processor));
+        pmu_runtime::discovery::readable_domains(joined).map_err(discovery_failure)?
     } else if a.sim {
         let machine = Machine::simulating(processor);
         let tables = joined_tables(&machine, boxes);

@@ -60,7 +60,10 @@ impl Reg {
     pub fn msr(&self) -> Option<u32> {
         match self.addr.location {
             Location::Msr(a) => Some(a),
-            Location::Pci { .. } | Location::Mmio { .. } | Location::Table(_) => None,
+            Location::Pci { .. }
+            | Location::Mmio { .. }
+            | Location::Table(_)
+            | Location::SysReg(_) => None,
         }
     }
 }

@@ -153,7 +153,9 @@ fn read(sim: &Sim, r: pmu_runtime::boxes::Reg) -> u64 {
         pmu_regs::Location::Mmio { .. } => {
             pmu_runtime::access::place_of(sim, &sim.uncore_devices(), 0, r.info, r.addr).unwrap()
         }
-        pmu_regs::Location::Table(_) => unreachable!("box registers are MSRs or PCI"),
+        pmu_regs::Location::Table(_) | pmu_regs::Location::SysReg(_) => {
+            unreachable!("simulated box registers are MSRs, PCI or MMIO")
+        }
     };
     read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
 }

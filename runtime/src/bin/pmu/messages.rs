@@ -32,7 +32,9 @@ pub fn device_ids<'a>(addresses: impl IntoIterator<Item = &'a AddressInfo>) -> V
                 device,
                 function,
             }),
-            Location::Msr(_) | Location::Mmio { .. } | Location::Table(_) => None,
+            Location::Msr(_) | Location::Mmio { .. } | Location::Table(_) | Location::SysReg(_) => {
+                None
+            }
         })
         .collect();
     ids.sort_unstable();

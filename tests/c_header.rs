@@ -283,7 +283,7 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
             if regular_step(&mine).is_none() {
                 continue;
             }
-            let pci = !matches!(mine[0].location, Location::Msr(_));
+            let pci = !matches!(mine[0].location, Location::Msr(_) | Location::SysReg(_));
             let mut m = names::array_address(module, &instance_name(r, mine[0]), pci);
             if matches!(mine[0].location, Location::SysReg(_)) {
                 m.push_str("_ENCODING");

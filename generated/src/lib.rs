@@ -114,6 +114,7 @@
 //! | `amd-zen3` | [`amd_zen3`] | AMD family 19h, Zen 3 (EPYC 7003, Ryzen 5000) |
 //! | `amd-zen4` | [`amd_zen4`] | AMD family 19h, Zen 4 (EPYC 9004, Ryzen 7000) |
 //! | `amd-zen5` | [`amd_zen5`] | AMD family 1Ah, Zen 5 (EPYC 9005, Ryzen 9000) |
+//! | `neoverse-v2` | [`neoverse_v2`] | Arm Neoverse V2 core PMU (PMUv3; NVIDIA Grace, AWS Graviton4, Google Axion) |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -196,6 +197,9 @@ pub mod amd_zen4;
 #[cfg(feature = "amd-zen5")]
 #[rustfmt::skip]
 pub mod amd_zen5;
+#[cfg(feature = "neoverse-v2")]
+#[rustfmt::skip]
+pub mod neoverse_v2;
 #[cfg(feature = "discovery")]
 #[rustfmt::skip]
 pub mod discovery;
@@ -238,6 +242,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &amd_zen4::PROCESSOR,
     #[cfg(feature = "amd-zen5")]
     &amd_zen5::PROCESSOR,
+    #[cfg(feature = "neoverse-v2")]
+    &neoverse_v2::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,
 ];

@@ -315,6 +315,8 @@ impl Counter {
             self.control_bits(Role::RingEnable),
         ) {
             (None, Some(ring)) => set(Role::RingEnable, ring.max(), "enable")?,
+            // The box's counter-enable bit starts the counter (Arm's PMCNTENSET_EL0).
+            (None, None) => {}
             _ => set(Role::Enable, 1, "enable")?,
         }
         count_defaults(ctl, raw, &sel.fields)

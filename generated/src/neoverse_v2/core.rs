@@ -29,8 +29,9 @@ use crate::structure::Role;
 /// **Bits** (info): arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6), LP (7) and
 /// N (15:11), and writes PMCR only through ARMV8_PMU_PMCR_MASK, those eight bits. The Arm ARM gives
 /// IMP (31:24) and IDCODE (23:16), read-only, and the later FZO (bit 9, FEAT_PMUv3p7) and FZS (bit
-/// 10, FEAT_SPEv1p2) freeze bits, which an Armv9.0 core such as the V2 predates: kept reserved
-/// here, with bit 8 and bits 63:32.
+/// 10, FEAT_SPEv1p2) freeze bits, which the Armv9.0 V2 and N2 predate: kept reserved here, with bit
+/// 8 and bits 63:32. The Armv9.2 V3 and N3 take this unit (units-from) and may have FZO; since
+/// Linux never writes it, keeping it reserved only means no tool of ours sets it.
 pub type Pmcr = Reg64<PmcrLayout>;
 
 /// The layout of [`Pmcr`] (`PMCR_EL0`): its fields, masks and metadata.
@@ -148,7 +149,7 @@ static PMCR_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: PmcrLayout::FIELDS,
     notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6), LP (7) and N (15:11), and writes PMCR only through ARMV8_PMU_PMCR_MASK, those eight bits. The Arm ARM gives IMP (31:24) and IDCODE (23:16), read-only, and the later FZO (bit 9, FEAT_PMUv3p7) and FZS (bit 10, FEAT_SPEv1p2) freeze bits, which an Armv9.0 core such as the V2 predates: kept reserved here, with bit 8 and bits 63:32." },
+        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6), LP (7) and N (15:11), and writes PMCR only through ARMV8_PMU_PMCR_MASK, those eight bits. The Arm ARM gives IMP (31:24) and IDCODE (23:16), read-only, and the later FZO (bit 9, FEAT_PMUv3p7) and FZS (bit 10, FEAT_SPEv1p2) freeze bits, which the Armv9.0 V2 and N2 predate: kept reserved here, with bit 8 and bits 63:32. The Armv9.2 V3 and N3 take this unit (units-from) and may have FZO; since Linux never writes it, keeping it reserved only means no tool of ours sets it." },
     ],
 };
 
@@ -466,7 +467,8 @@ static PMOVSSET_INFO: RegisterInfo = RegisterInfo {
 /// adds SH (24, FEAT_SEL2). Bit 25 (MT, FEAT_MTPMU, for multithreaded cores), bit 23 (T, FEAT_TME),
 /// bits 22:20 (RLK, RLU, RLH, FEAT_RME), and the threshold fields TH (43:32) and TC (63:61) of
 /// FEAT_PMUv3_TH (Armv8.8; Linux offers its threshold formats only where PMMIR_EL1.THWIDTH is
-/// non-zero) are not features of this Armv9.0 single-threaded core and are kept reserved.
+/// non-zero) are not features of the Armv9.0 single-threaded V2 and N2 and are kept reserved; the
+/// V3 and N3, which take this unit, are described at the same level.
 ///
 /// **Encoding and count** (info): sysreg.h: SYS_PMEVTYPERn_EL0(n) is sys_reg(3, 3, 14, 0xc |
 /// n\[4:3\], n\[2:0\]), so element n is the first's packed encoding plus n (stride 1). The
@@ -615,7 +617,7 @@ static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: PmevtyperLayout::FIELDS,
     notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h: ARMV8_PMU_EVTYPE_EVENT is 15:0 (the 16-bit evtCount of PMUv3p1 and later), and the filter bits ARMV8_PMU_EXCLUDE_EL1 (31, P), EXCLUDE_EL0 (30, U), EXCLUDE_NS_EL1 (29, NSK), EXCLUDE_NS_EL0 (28, NSU), INCLUDE_EL2 (27, NSH) and EXCLUDE_EL3 (26, M). The Arm ARM adds SH (24, FEAT_SEL2). Bit 25 (MT, FEAT_MTPMU, for multithreaded cores), bit 23 (T, FEAT_TME), bits 22:20 (RLK, RLU, RLH, FEAT_RME), and the threshold fields TH (43:32) and TC (63:61) of FEAT_PMUv3_TH (Armv8.8; Linux offers its threshold formats only where PMMIR_EL1.THWIDTH is non-zero) are not features of this Armv9.0 single-threaded core and are kept reserved." },
+        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h: ARMV8_PMU_EVTYPE_EVENT is 15:0 (the 16-bit evtCount of PMUv3p1 and later), and the filter bits ARMV8_PMU_EXCLUDE_EL1 (31, P), EXCLUDE_EL0 (30, U), EXCLUDE_NS_EL1 (29, NSK), EXCLUDE_NS_EL0 (28, NSU), INCLUDE_EL2 (27, NSH) and EXCLUDE_EL3 (26, M). The Arm ARM adds SH (24, FEAT_SEL2). Bit 25 (MT, FEAT_MTPMU, for multithreaded cores), bit 23 (T, FEAT_TME), bits 22:20 (RLK, RLU, RLH, FEAT_RME), and the threshold fields TH (43:32) and TC (63:61) of FEAT_PMUv3_TH (Armv8.8; Linux offers its threshold formats only where PMMIR_EL1.THWIDTH is non-zero) are not features of the Armv9.0 single-threaded V2 and N2 and are kept reserved; the V3 and N3, which take this unit, are described at the same level." },
         NoteInfo { kind: "info", title: "Encoding and count", text: "sysreg.h: SYS_PMEVTYPERn_EL0(n) is sys_reg(3, 3, 14, 0xc | n[4:3], n[2:0]), so element n is the first's packed encoding plus n (stride 1). The architecture defines n = 0 to 30; the core implements PMCR_EL0.N of them (Linux reads N in __armv8pmu_probe_pmu), which the spec cannot yet express as it does CPUID counts, so a session must not place an event beyond N." },
     ],
 };

@@ -48,7 +48,8 @@ enum Command {
     /// Import Arm's PMU event list for one core (ARM-software/data, `<core>.json`) into
     /// spec/<processor>/events/: event names and numbers only. Example:
     /// cargo run -p codegen -- import-arm ../shared/arm/neoverse-v2.json
-    ImportArm {
+    #[command(name = "import-arm")]
+    ArmEvents {
         /// Arm's JSON list.
         file: PathBuf,
         /// The processor; by default the list's file name without `.json` (`neoverse-v2`).
@@ -87,7 +88,7 @@ fn main() -> ExitCode {
         Some(Command::ImportMetrics { file, processor }) => {
             import_metrics(&args, file, processor.as_deref())
         }
-        Some(Command::ImportArm { file, processor }) => {
+        Some(Command::ArmEvents { file, processor }) => {
             import_arm(&args, file, processor.as_deref())
         }
         None if args.check => check(&args),

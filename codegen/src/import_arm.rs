@@ -31,7 +31,7 @@ struct ArmList {
 /// One event of Arm's list.
 #[derive(Deserialize)]
 struct ArmEvent {
-    /// The event number PMEVTYPER<n>_EL0.evtCount takes.
+    /// The event number `PMEVTYPER<n>_EL0.evtCount` takes.
     code: u64,
     /// Arm's name (`INST_RETIRED`).
     name: String,

@@ -5,8 +5,8 @@
  *
  * From: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487).
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487).
  *
  * Macros start with PMU_NEOVERSE_V2_ and functions with pmu_neoverse_v2_, so this header can
  * be included together with the other processors' headers. Masks and reset values are in
@@ -43,8 +43,8 @@
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -178,8 +178,8 @@ static inline uint64_t pmu_neoverse_v2_pmcr_el0_e_set(uint64_t reg, uint64_t val
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -229,8 +229,8 @@ static inline uint64_t pmu_neoverse_v2_pmcntenset_el0_p_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -271,8 +271,8 @@ static inline uint64_t pmu_neoverse_v2_pmcntenclr_el0_p_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -324,8 +324,8 @@ static inline uint64_t pmu_neoverse_v2_pmovsclr_el0_p_set(uint64_t reg, uint64_t
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0.
  * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
  * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
  * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -376,8 +376,8 @@ static inline uint64_t pmu_neoverse_v2_pmovsset_el0_p_set(uint64_t reg, uint64_t
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER<n>_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -549,8 +549,8 @@ static inline uint64_t pmu_neoverse_v2_pmevtyper_el0_ev_sel_set(uint64_t reg, ui
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR<n>_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -650,8 +650,8 @@ static inline uint64_t pmu_neoverse_v2_pmevcntr_el0_count_set(uint64_t reg, uint
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -738,8 +738,8 @@ static inline uint64_t pmu_neoverse_v2_pmccfiltr_el0_sh_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E

@@ -39,8 +39,8 @@
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -174,8 +174,8 @@ static inline uint64_t pmu_neoverse_v3_pmcr_el0_e_set(uint64_t reg, uint64_t val
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -225,8 +225,8 @@ static inline uint64_t pmu_neoverse_v3_pmcntenset_el0_p_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -267,8 +267,8 @@ static inline uint64_t pmu_neoverse_v3_pmcntenclr_el0_p_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -320,8 +320,8 @@ static inline uint64_t pmu_neoverse_v3_pmovsclr_el0_p_set(uint64_t reg, uint64_t
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0.
  * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
  * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
  * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -372,8 +372,8 @@ static inline uint64_t pmu_neoverse_v3_pmovsset_el0_p_set(uint64_t reg, uint64_t
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER<n>_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -545,8 +545,8 @@ static inline uint64_t pmu_neoverse_v3_pmevtyper_el0_ev_sel_set(uint64_t reg, ui
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR<n>_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -646,8 +646,8 @@ static inline uint64_t pmu_neoverse_v3_pmevcntr_el0_count_set(uint64_t reg, uint
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
@@ -734,8 +734,8 @@ static inline uint64_t pmu_neoverse_v3_pmccfiltr_el0_sh_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0,
- * PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0.
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E

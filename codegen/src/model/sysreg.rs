@@ -27,8 +27,8 @@ pub struct Encoding {
 
 impl Encoding {
     /// The five numbers as one 16-bit value, op0 highest and op2 lowest (op0:op1:CRn:CRm:op2,
-    /// 2+3+4+4+3 bits). A stride counts in it: PMEVTYPER<n>_EL0 is CRm 0b11:n[4:3], op2
-    /// n[2:0], so element n is the first's packed value plus n.
+    /// 2+3+4+4+3 bits). A stride counts in it: `PMEVTYPER<n>_EL0` is CRm `0b11:n[4:3]`, op2
+    /// `n[2:0]`, so element n is the first's packed value plus n.
     pub fn packed(self) -> u16 {
         (u16::from(self.op0) << 14)
             | (u16::from(self.op1) << 11)

@@ -39,8 +39,8 @@ pub type Pmcr = Reg64<PmcrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
@@ -143,7 +143,7 @@ static PMCR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcrLayout::RESET, reserved_mask: PmcrLayout::RESERVED_MASK, ignored_mask: PmcrLayout::IGNORED_MASK, writable_mask: PmcrLayout::WRITABLE_MASK,
     description: "Performance Monitors Control Register: enables every counter at once, resets them, selects the cycle counter's divider and the counters' overflow width, and reports how many event counters the core implements.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), source: "linux-arm64-sysreg" },
     ]),
@@ -170,8 +170,8 @@ pub type Pmcntenset = Reg64<PmcntensetLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
@@ -224,7 +224,7 @@ static PMCNTENSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcntensetLayout::RESET, reserved_mask: PmcntensetLayout::RESERVED_MASK, ignored_mask: PmcntensetLayout::IGNORED_MASK, writable_mask: PmcntensetLayout::WRITABLE_MASK,
     description: "Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter (writing 0 changes nothing).",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCNTENSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), source: "linux-arm64-sysreg" },
     ]),
@@ -246,8 +246,8 @@ pub type Pmcntenclr = Reg64<PmcntenclrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
@@ -296,7 +296,7 @@ static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcntenclrLayout::RESET, reserved_mask: PmcntenclrLayout::RESERVED_MASK, ignored_mask: PmcntenclrLayout::IGNORED_MASK, writable_mask: PmcntenclrLayout::WRITABLE_MASK,
     description: "Count Enable Clear: reads which counters are enabled (as PMCNTENSET_EL0); writing 1 to a bit disables that counter.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCNTENCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), source: "linux-arm64-sysreg" },
     ]),
@@ -319,8 +319,8 @@ pub type Pmovsclr = Reg64<PmovsclrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
@@ -369,7 +369,7 @@ static PMOVSCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmovsclrLayout::RESET, reserved_mask: PmovsclrLayout::RESERVED_MASK, ignored_mask: PmovsclrLayout::IGNORED_MASK, writable_mask: PmovsclrLayout::WRITABLE_MASK,
     description: "Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that flag.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMOVSCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), source: "linux-arm64-sysreg" },
     ]),
@@ -391,8 +391,8 @@ pub type Pmovsset = Reg64<PmovssetLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0
 /// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
 ///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
 ///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -445,7 +445,7 @@ static PMOVSSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmovssetLayout::RESET, reserved_mask: PmovssetLayout::RESERVED_MASK, ignored_mask: PmovssetLayout::IGNORED_MASK, writable_mask: PmovssetLayout::WRITABLE_MASK,
     description: "Overflow Flag Status Set: reads each counter's overflow flag (as PMOVSCLR_EL0); writing 1 to a bit sets that flag, as a hypervisor restoring a guest's state does.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMOVSSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), source: "linux-arm64-sysreg" },
     ]),
@@ -482,8 +482,8 @@ pub type Pmevtyper = Reg64<PmevtyperLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER\<n\>_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
@@ -581,7 +581,7 @@ static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
     reset: PmevtyperLayout::RESET, reserved_mask: PmevtyperLayout::RESERVED_MASK, ignored_mask: PmevtyperLayout::IGNORED_MASK, writable_mask: PmevtyperLayout::WRITABLE_MASK,
     description: "Event Type Register n: the event PMEVCNTR{n}_EL0 counts, and the exception levels and security states it counts in. A filter bit set to 1 excludes (P, U, NSK, NSU, M) or includes (NSH, SH) the state it names; with all zero the counter counts at EL0 and EL1 in every security state, not at EL2 or EL3 where the other bits say so.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER<n>_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMEVTYPER0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), source: "linux-arm64-sysreg" },
         AddressInfo { name: "PMEVTYPER1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), source: "linux-arm64-sysreg" },
@@ -639,8 +639,8 @@ pub type Pmevcntr = Reg64<PmevcntrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR\<n\>_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
@@ -682,7 +682,7 @@ static PMEVCNTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
     reset: PmevcntrLayout::RESET, reserved_mask: PmevcntrLayout::RESERVED_MASK, ignored_mask: PmevcntrLayout::IGNORED_MASK, writable_mask: PmevcntrLayout::WRITABLE_MASK,
     description: "Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects. With FEAT_PMUv3p5 it is 64 bits wide, and PMCR_EL0.LP says whether its overflow flag is set at the 32-bit or the 64-bit wrap.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR<n>_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMEVCNTR0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), source: "linux-arm64-sysreg" },
         AddressInfo { name: "PMEVCNTR1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), source: "linux-arm64-sysreg" },
@@ -739,8 +739,8 @@ pub type Pmccfiltr = Reg64<PmccfiltrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
@@ -826,7 +826,7 @@ static PMCCFILTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmccfiltrLayout::RESET, reserved_mask: PmccfiltrLayout::RESERVED_MASK, ignored_mask: PmccfiltrLayout::IGNORED_MASK, writable_mask: PmccfiltrLayout::WRITABLE_MASK,
     description: "Cycle Count Filter Register: the exception levels and security states the cycle counter counts in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no event number.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCCFILTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), source: "linux-arm64-sysreg" },
     ]),
@@ -849,8 +849,8 @@ pub type Pmccntr = Reg64<PmccntrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER\<n\>_EL0,
-///   PMEVCNTR\<n\>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
+///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
@@ -892,7 +892,7 @@ static PMCCNTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmccntrLayout::RESET, reserved_mask: PmccntrLayout::RESERVED_MASK, ignored_mask: PmccntrLayout::IGNORED_MASK, writable_mask: PmccntrLayout::WRITABLE_MASK,
     description: "Cycle Count Register: counts processor cycles (every 64th with PMCR_EL0.D) in the states PMCCFILTR_EL0 allows; 64 bits wide, its overflow flag set at the 32-bit or 64-bit wrap as PMCR_EL0.LC says.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER<n>_EL0, PMEVCNTR<n>_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCCNTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), source: "linux-arm64-sysreg" },
     ]),

@@ -201,6 +201,16 @@ fn instance_name(r: &RegisterInfo, first: &AddressInfo) -> String {
     strip_placeholders(&name)
 }
 
+/// Linux's `sys_reg(op0, op1, crn, crm, op2)` (arch/arm64/include/asm/sysreg.h: the fields
+/// shifted by 19, 16, 12, 8 and 5), which the headers' `_ENCODING` macros give.
+fn sys_reg(e: pmu_regs::SysRegEncoding) -> u64 {
+    (u64::from(e.op0) << 19)
+        | (u64::from(e.op1) << 16)
+        | (u64::from(e.crn) << 12)
+        | (u64::from(e.crm) << 8)
+        | (u64::from(e.op2) << 5)
+}
+
 /// The elements of one instance's array lie `step` apart in one device.
 fn regular_step(addrs: &[&AddressInfo]) -> Option<u64> {
     let at = |a: &AddressInfo| match a.location {
@@ -213,6 +223,7 @@ fn regular_step(addrs: &[&AddressInfo]) -> Option<u64> {
         } => (u64::from(offset), Some((device_id, device, function))),
         Location::Mmio { offset, .. } => (u64::from(offset), None),
         Location::Table(o) => (u64::from(o), None),
+        Location::SysReg(e) => (sys_reg(e), None),
     };
     let (a0, d0) = at(addrs.first()?);
     let (a1, _) = at(addrs.get(1)?);
@@ -260,6 +271,7 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
                 prog.eq(&format!("{m}_OFFSET"), offset.into());
             }
             Location::Table(o) => prog.eq(&format!("{m}_OFFSET"), o.into()),
+            Location::SysReg(e) => prog.eq(&format!("{m}_ENCODING"), sys_reg(e)),
         }
     }
     if r.count > 1 {
@@ -271,14 +283,18 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
             if regular_step(&mine).is_none() {
                 continue;
             }
-            let pci = !matches!(mine[0].location, Location::Msr(_));
-            let m = names::array_address(module, &instance_name(r, mine[0]), pci);
+            let pci = !matches!(mine[0].location, Location::Msr(_) | Location::SysReg(_));
+            let mut m = names::array_address(module, &instance_name(r, mine[0]), pci);
+            if matches!(mine[0].location, Location::SysReg(_)) {
+                m.push_str("_ENCODING");
+            }
             for a in &mine {
                 let want = match a.location {
                     Location::Msr(n) => u64::from(n),
                     Location::Pci { offset, .. } => u64::from(offset),
                     Location::Mmio { offset, .. } => u64::from(offset),
                     Location::Table(o) => u64::from(o),
+                    Location::SysReg(e) => sys_reg(e),
                 };
                 prog.eq(&format!("{m}({})", a.index), want);
             }

@@ -113,6 +113,13 @@ fn location_keys(loc: &Location) -> Value {
         } => json!({"space": "mmio", "address": offset, "offset": offset,
                     "controller": controller, "channel": channel}),
         Location::Table(o) => json!({"space": "table", "address": o}),
+        // Linux sysreg.h: sys_reg() puts op0 at bit 19, op1 at 16, CRn at 12, CRm at 8 and
+        // op2 at 5.
+        Location::SysReg(e) => json!({"space": "sysreg",
+            "address": (u32::from(e.op0) << 19) | (u32::from(e.op1) << 16)
+                | (u32::from(e.crn) << 12) | (u32::from(e.crm) << 8) | (u32::from(e.op2) << 5),
+            "op0": e.op0, "op1": e.op1, "crn": e.crn, "crm": e.crm, "op2": e.op2,
+            "sysreg": format!("S{}_{}_C{}_C{}_{}", e.op0, e.op1, e.crn, e.crm, e.op2)}),
     }
 }
 

@@ -83,6 +83,8 @@ error_cases!(
     pci_device_identity,
     table_address,
     table_collision,
+    sysreg_encoding,
+    sysreg_collision,
     // The PMU structure (spec/README.md, "PMU structure").
     pmu_unknown_register,
     pmu_route_unknown_field,

@@ -1061,12 +1061,21 @@ pub fn import_perfmon_lists(
     let spec = crate::load_spec(spec_dir)?;
     let Plan { mut report, files } = plan_lists(&lists, &spec, processor)?;
 
-    // Validate the spec with the new files, in memory, through the same path as generation,
-    // before touching the real one.
+    report.written = write_event_files(spec_dir, files)?;
+    Ok(report)
+}
+
+/// Validates the spec in `spec_dir` with `files` (event files, relative to it) in memory,
+/// through the same path as generation, then writes them: each beside its target first,
+/// renamed only when all are written, so a full disk or a bad permission leaves the spec as
+/// it was, not part-imported. Returns the paths written.
+pub fn write_event_files(
+    spec_dir: &Path,
+    files: Vec<(PathBuf, String)>,
+) -> Result<Vec<PathBuf>, ImportError> {
     crate::load::load_dir_with_events(spec_dir, &files)
         .map_err(|e| ImportError::Spec(crate::Error::Spec(e)))?;
-    // Every file is written beside its target first and renamed only when all are written,
-    // so a full disk or a bad permission leaves the spec as it was, not part-imported.
+    let mut written = Vec::new();
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
     for (rel, content) in files {
         let path = spec_dir.join(rel);
@@ -1088,9 +1097,9 @@ pub fn import_perfmon_lists(
             path: path.display().to_string(),
             source,
         })?;
-        report.written.push(path);
+        written.push(path);
     }
-    Ok(report)
+    Ok(written)
 }
 
 /// The text of `file`, or, for a directory (a Linux pmu-events directory such as `amdzen4/`),

@@ -15,6 +15,7 @@
 pub mod diagnostics;
 pub mod emit;
 pub mod import;
+pub mod import_arm;
 pub mod import_metrics;
 pub mod load;
 pub mod model;

@@ -45,6 +45,17 @@ enum Command {
         #[arg(long)]
         skip_unmapped: bool,
     },
+    /// Import Arm's PMU event list for one core (ARM-software/data, `<core>.json`) into
+    /// spec/<processor>/events/: event names and numbers only. Example:
+    /// cargo run -p codegen -- import-arm ../shared/arm/neoverse-v2.json
+    #[command(name = "import-arm")]
+    ArmEvents {
+        /// Arm's JSON list.
+        file: PathBuf,
+        /// The processor; by default the list's file name without `.json` (`neoverse-v2`).
+        #[arg(long)]
+        processor: Option<String>,
+    },
     /// Import Intel's perfmon metric list (`*_metrics.json`) into
     /// spec/<processor>/metrics/intel.xml: names, units, categories, levels, events and
     /// formulas; every record left out is listed with its reason. Example:
@@ -76,6 +87,9 @@ fn main() -> ExitCode {
         }) => import(&args, files, processor.as_deref(), *skip_unmapped),
         Some(Command::ImportMetrics { file, processor }) => {
             import_metrics(&args, file, processor.as_deref())
+        }
+        Some(Command::ArmEvents { file, processor }) => {
+            import_arm(&args, file, processor.as_deref())
         }
         None if args.check => check(&args),
         None => generate(&args),
@@ -110,6 +124,26 @@ fn import(
                 eprintln!("some records were not imported (see above); pass --skip-unmapped to accept that");
                 ExitCode::FAILURE
             }
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `import-arm`: the report (the events imported and the file written).
+fn import_arm(args: &Args, file: &Path, processor: Option<&str>) -> ExitCode {
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let Some(processor) = processor.map(str::to_string).or(stem) else {
+        eprintln!("{}: name the processor with --processor", file.display());
+        return ExitCode::FAILURE;
+    };
+    match codegen::import_arm::import_arm(file, &args.spec, &processor) {
+        Ok(report) => {
+            print!("{}", report.render());
+            println!("run `cargo run -p codegen` to regenerate the crate");
+            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("{e}");

@@ -314,6 +314,8 @@ pub struct RawRegister {
     pub mmio: Vec<RawMmio>,
     #[serde(default)]
     pub table: Vec<RawTable>,
+    #[serde(default)]
+    pub sysreg: Vec<RawSysReg>,
     #[serde(rename = "address-unknown")]
     pub address_unknown: Option<RawAddressUnknown>,
     #[serde(default)]
@@ -369,6 +371,33 @@ pub struct RawTable {
     pub index: Option<String>,
     #[serde(rename = "@offset")]
     pub offset: String,
+    #[serde(rename = "@stride")]
+    pub stride: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
+}
+
+/// `<sysreg>`: an Arm system register by its encoding (op0, op1, CRn, CRm, op2); `stride`
+/// counts in the packed encoding (op2 first, carrying into CRm), see `model::sysreg`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSysReg {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@instance")]
+    pub instance: String,
+    #[serde(rename = "@index")]
+    pub index: Option<String>,
+    #[serde(rename = "@op0")]
+    pub op0: String,
+    #[serde(rename = "@op1")]
+    pub op1: String,
+    #[serde(rename = "@crn")]
+    pub crn: String,
+    #[serde(rename = "@crm")]
+    pub crm: String,
+    #[serde(rename = "@op2")]
+    pub op2: String,
     #[serde(rename = "@stride")]
     pub stride: Option<String>,
     #[serde(rename = "@source")]

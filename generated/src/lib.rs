@@ -116,6 +116,10 @@
 //! | `amd-zen4` | [`amd_zen4`] | AMD family 19h, Zen 4 (EPYC 9004, Ryzen 7000) |
 //! | `amd-zen5` | [`amd_zen5`] | AMD family 1Ah, Zen 5 (EPYC 9005, Ryzen 9000) |
 //! | `amd-zen6` | [`amd_zen6`] | AMD family 1Ah, Zen 6 |
+//! | `neoverse-v2` | [`neoverse_v2`] | Arm Neoverse V2 core PMU (PMUv3; NVIDIA Grace, AWS Graviton4, Google Axion) |
+//! | `neoverse-n2` | [`neoverse_n2`] | Arm Neoverse N2 core PMU (PMUv3; Microsoft Cobalt 100, Alibaba Yitian 710) |
+//! | `neoverse-v3` | [`neoverse_v3`] | Arm Neoverse V3 core PMU (PMUv3) |
+//! | `neoverse-n3` | [`neoverse_n3`] | Arm Neoverse N3 core PMU (PMUv3) |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -204,6 +208,18 @@ pub mod amd_zen5;
 #[cfg(feature = "amd-zen6")]
 #[rustfmt::skip]
 pub mod amd_zen6;
+#[cfg(feature = "neoverse-v2")]
+#[rustfmt::skip]
+pub mod neoverse_v2;
+#[cfg(feature = "neoverse-n2")]
+#[rustfmt::skip]
+pub mod neoverse_n2;
+#[cfg(feature = "neoverse-v3")]
+#[rustfmt::skip]
+pub mod neoverse_v3;
+#[cfg(feature = "neoverse-n3")]
+#[rustfmt::skip]
+pub mod neoverse_n3;
 #[cfg(feature = "discovery")]
 #[rustfmt::skip]
 pub mod discovery;
@@ -250,6 +266,14 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &amd_zen5::PROCESSOR,
     #[cfg(feature = "amd-zen6")]
     &amd_zen6::PROCESSOR,
+    #[cfg(feature = "neoverse-v2")]
+    &neoverse_v2::PROCESSOR,
+    #[cfg(feature = "neoverse-n2")]
+    &neoverse_n2::PROCESSOR,
+    #[cfg(feature = "neoverse-v3")]
+    &neoverse_v3::PROCESSOR,
+    #[cfg(feature = "neoverse-n3")]
+    &neoverse_n3::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,
 ];

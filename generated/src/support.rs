@@ -352,6 +352,114 @@ impl<R> fmt::Debug for TableOffset<R> {
     }
 }
 
+/// The encoding of an Arm system register: the five numbers an `mrs` or `msr` instruction
+/// carries (Arm Architecture Reference Manual, system instruction class encoding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SysRegEncoding {
+    /// op0 (2 or 3).
+    pub op0: u8,
+    /// op1 (0-7).
+    pub op1: u8,
+    /// CRn (0-15).
+    pub crn: u8,
+    /// CRm (0-15).
+    pub crm: u8,
+    /// op2 (0-7).
+    pub op2: u8,
+}
+
+impl SysRegEncoding {
+    /// The encoding `S<op0>_<op1>_C<crn>_C<crm>_<op2>`.
+    pub const fn new(op0: u8, op1: u8, crn: u8, crm: u8, op2: u8) -> Self {
+        Self {
+            op0,
+            op1,
+            crn,
+            crm,
+            op2,
+        }
+    }
+    /// The value of Linux's `sys_reg(op0, op1, crn, crm, op2)`: the five numbers at bits
+    /// 20:19, 18:16, 15:12, 11:8 and 7:5, where the instruction carries them.
+    pub const fn linux_encoding(self) -> u32 {
+        ((self.op0 as u32) << 19)
+            | ((self.op1 as u32) << 16)
+            | ((self.crn as u32) << 12)
+            | ((self.crm as u32) << 8)
+            | ((self.op2 as u32) << 5)
+    }
+    /// The instruction `mrs x<rt>, <register>` (reads the register into `x<rt>`), for a
+    /// `.inst` directive where the assembler lacks the register's name: Linux's `mrs_s`
+    /// emits `0xd5200000 | sys_reg | rt`. `rt` above 31 is taken modulo 32.
+    pub const fn mrs_instruction(self, rt: u8) -> u32 {
+        0xD520_0000 | self.linux_encoding() | (rt as u32 & 0x1F)
+    }
+    /// The instruction `msr <register>, x<rt>` (writes `x<rt>`): Linux's `msr_s` emits
+    /// `0xd5000000 | sys_reg | rt`.
+    pub const fn msr_instruction(self, rt: u8) -> u32 {
+        0xD500_0000 | self.linux_encoding() | (rt as u32 & 0x1F)
+    }
+}
+
+impl fmt::Display for SysRegEncoding {
+    /// The generic name every assembler accepts: `S3_3_C9_C12_0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "S{}_{}_C{}_C{}_{}",
+            self.op0, self.op1, self.crn, self.crm, self.op2
+        )
+    }
+}
+
+/// An Arm system register whose layout is `R` (space `sysreg`), read and written on the CPU
+/// whose register it is by `mrs` and `msr`. The crate emits no inline assembly (it builds on
+/// every target); a program on AArch64 reads the register with its own `asm!` (the name, or
+/// the generic name [`SysRegEncoding`]'s `Display` gives) or through the kernel's perf
+/// interface, which is the only way user space reaches most of them.
+pub struct SysReg<R> {
+    encoding: SysRegEncoding,
+    name: &'static str,
+    layout: PhantomData<fn() -> R>,
+}
+
+impl<R> SysReg<R> {
+    /// The register at `encoding`, called `name` (`PMCR_EL0`) by the architecture.
+    pub const fn new(encoding: SysRegEncoding, name: &'static str) -> Self {
+        Self {
+            encoding,
+            name,
+            layout: PhantomData,
+        }
+    }
+    /// Its encoding.
+    pub const fn encoding(self) -> SysRegEncoding {
+        self.encoding
+    }
+    /// Its architectural name, which assemblers that know it take in `mrs`/`msr`.
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl<R> Clone for SysReg<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R> Copy for SysReg<R> {}
+impl<R> PartialEq for SysReg<R> {
+    fn eq(&self, other: &Self) -> bool {
+        self.encoding == other.encoding
+    }
+}
+impl<R> Eq for SysReg<R> {}
+impl<R> fmt::Debug for SysReg<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name, self.encoding)
+    }
+}
+
 /// A value does not fit in the field it was meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldTooWide {
@@ -416,6 +524,9 @@ pub enum Space {
     /// A byte offset inside a structure the runtime locates first (the uncore discovery
     /// capability in PCI configuration space, a discovery table in memory).
     Table,
+    /// An Arm system register, addressed by its encoding (op0, op1, CRn, CRm, op2) and
+    /// read and written by `mrs`/`msr` on the CPU whose register it is.
+    SysReg,
 }
 impl Space {
     /// The spec's spelling (`"msr"`).
@@ -425,6 +536,7 @@ impl Space {
             Space::Pci => "pci",
             Space::Mmio => "mmio",
             Space::Table => "table",
+            Space::SysReg => "sysreg",
         }
     }
     /// The value the spec spells `name` (`"msr"`), if any.
@@ -434,6 +546,7 @@ impl Space {
             b"pci" => Some(Space::Pci),
             b"mmio" => Some(Space::Mmio),
             b"table" => Some(Space::Table),
+            b"sysreg" => Some(Space::SysReg),
             _ => None,
         }
     }
@@ -791,6 +904,8 @@ pub enum Location {
         offset: u32,
     },    /// Byte offset inside a structure found at run time (space `table`).
     Table(u32),
+    /// An Arm system register (space `sysreg`).
+    SysReg(SysRegEncoding),
 }
 
 #[cfg(feature = "metadata")]

@@ -35,7 +35,7 @@ fn main() -> Result<(), pmu_runtime::Error> {
         }
         for c in &general {
             minimum += match c.counter.addr.location {
-                Location::Msr(_) | Location::Mmio { .. } => 1,
+                Location::Msr(_) | Location::Mmio { .. } | Location::SysReg(_) => 1,
                 Location::Pci { .. } | Location::Table(_) => {
                     c.counter.info.width.div_ceil(32) as usize
                 }

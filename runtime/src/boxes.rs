@@ -60,7 +60,10 @@ impl Reg {
     pub fn msr(&self) -> Option<u32> {
         match self.addr.location {
             Location::Msr(a) => Some(a),
-            Location::Pci { .. } | Location::Mmio { .. } | Location::Table(_) => None,
+            Location::Pci { .. }
+            | Location::Mmio { .. }
+            | Location::Table(_)
+            | Location::SysReg(_) => None,
         }
     }
 }
@@ -307,14 +310,23 @@ impl Counter {
                 set(role, u64::from(on), "privilege level")?;
             }
         }
+        if let Some((role, value)) = self.enable_setting() {
+            set(role, value, "enable")?;
+        }
+        count_defaults(ctl, raw, &sel.fields)
+    }
+
+    /// What starts the counter in its control: its enable bit, its ring-enable bits (every
+    /// ring), or nothing where the box's counter-enable bit starts it (Arm's PMCNTENSET_EL0).
+    fn enable_setting(&self) -> Option<(Role, u64)> {
         match (
             self.control_bits(Role::Enable),
             self.control_bits(Role::RingEnable),
         ) {
-            (None, Some(ring)) => set(Role::RingEnable, ring.max(), "enable")?,
-            _ => set(Role::Enable, 1, "enable")?,
+            (None, Some(ring)) => Some((Role::RingEnable, ring.max())),
+            (None, None) => None,
+            _ => Some((Role::Enable, 1)),
         }
-        count_defaults(ctl, raw, &sel.fields)
     }
 }
 

@@ -31,7 +31,9 @@ fn read(sim: &Sim, r: Reg) -> u64 {
         Location::Mmio { .. } => {
             pmu_runtime::access::place_of(sim, &sim.uncore_devices(), 0, r.info, r.addr).unwrap()
         }
-        Location::Table(_) => unreachable!("box registers are MSRs, PCI or MMIO"),
+        Location::Table(_) | Location::SysReg(_) => {
+            unreachable!("these boxes' registers are MSRs, PCI or MMIO")
+        }
     };
     read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
 }

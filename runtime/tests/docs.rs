@@ -35,6 +35,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("cargo run -p codegen -- import-metrics ../shared/perfmon/haswellx_metrics.json", "needs Intel's metric list, which is not kept here; tests/metrics.rs checks every imported formula"),
     ("cargo run -p codegen -- import-metrics FILE", "needs Intel's metric list, which is not kept here; tests/metrics.rs checks every imported formula"),
     ("cargo run -p codegen -- import-perfmon FILE", "needs Intel's list, which is not kept here; tests/events.rs imports fixtures"),
+    ("cargo run -p codegen -- import-arm ../shared/arm/neoverse-v2.json", "rewrites spec/neoverse-v2/events/core.xml from Arm's list beside the workspace; tests/arm_events.rs imports a fixture and compares the committed events with the list"),
     ("bash codegen/scripts/import-uncore.sh ../shared/perfmon", "needs Intel's lists, which are not kept here, and rewrites spec/ and generated/; tests/events.rs imports fixtures with the masks"),
     ("cargo run -p codegen -- import-perfmon PATH/linux/tools/perf/pmu-events/arch/x86/amdzen4 --processor amd-zen4", "needs Linux's lists, which are not kept here; tests/events.rs imports a fixture directory"),
     ("cargo run -p pmu-runtime --example sample", "`cargo test --workspace` compiles the example but does not run it; the sampling it shows is what runtime/tests/sessions.rs tests"),

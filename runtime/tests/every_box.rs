@@ -15,11 +15,21 @@ use pmu_runtime::{read_by_info, Site};
 #[test]
 fn every_box_counts_on_the_simulator_and_is_put_back() {
     let mut boxes_watched = 0;
+    let mut through_perf_only = 0;
     let mut counters_counted = 0;
     let mut free_running_counted = 0;
     for p in PROCESSORS {
         let boxes = Boxes::of(p);
         for b in &boxes.boxes {
+            // Arm's system registers are reached through perf only; the simulator does not
+            // model them yet (cli.rs: a_system_register_unit_is_refused_on_the_simulator...).
+            if b.counters
+                .iter()
+                .any(|c| matches!(c.counter.addr.location, pmu_regs::Location::SysReg(_)))
+            {
+                through_perf_only += 1;
+                continue;
+            }
             let sim = Sim::new(SimConfig::of(p));
             let devices = sim.uncore_devices();
             let mut session = Counting::open(&sim, boxes, b, 0, 0, Some(devices)).unwrap();
@@ -85,8 +95,10 @@ fn every_box_counts_on_the_simulator_and_is_put_back() {
         }
     }
     let total: usize = PROCESSORS.iter().map(|p| Boxes::of(p).boxes.len()).sum();
-    println!("boxes counted and put back on the simulator: {boxes_watched} of {total}; counters: {counters_counted}; free-running counters read: {free_running_counted}");
-    assert_eq!(boxes_watched, total);
+    println!("boxes counted and put back on the simulator: {boxes_watched} of {total} ({through_perf_only} of system registers, through perf only); counters: {counters_counted}; free-running counters read: {free_running_counted}");
+    assert_eq!(boxes_watched + through_perf_only, total);
+    // The core PMU of the Neoverse V2, N2, V3 and N3.
+    assert_eq!(through_perf_only, 4);
 }
 
 /// Every free-running counter of `b` the kernel names an event for: taken by its event
@@ -153,7 +165,9 @@ fn read(sim: &Sim, r: pmu_runtime::boxes::Reg) -> u64 {
         pmu_regs::Location::Mmio { .. } => {
             pmu_runtime::access::place_of(sim, &sim.uncore_devices(), 0, r.info, r.addr).unwrap()
         }
-        pmu_regs::Location::Table(_) => unreachable!("box registers are MSRs or PCI"),
+        pmu_regs::Location::Table(_) | pmu_regs::Location::SysReg(_) => {
+            unreachable!("simulated box registers are MSRs, PCI or MMIO")
+        }
     };
     read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
 }

@@ -187,7 +187,11 @@ fn controls(u: &pmu_regs::UnitInfo) -> Vec<&'static RegisterInfo> {
 /// A typical setting for `info`: the unit's first event on this counter (or ev_sel=1), with
 /// edge detection where the layout has it.
 fn setting(info: &'static RegisterInfo, counter: u32) -> u64 {
-    let mut pairs: Vec<(String, String)> = vec![("en".into(), "1".into())];
+    // Where the control has an enable bit (Arm's PMEVTYPER has none: PMCNTENSET starts it).
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    if info.field("en").is_some() {
+        pairs.push(("en".into(), "1".into()));
+    }
     let events = codec::unit_events(info);
     let has_sel = info.field("ev_sel").is_some();
     if let Some(e) = events.iter().find(|e| has_sel && e.can_count_on(counter)) {

@@ -632,3 +632,73 @@ fn perf_event_lists_that_cannot_count_say_why() {
         );
     }
 }
+
+/// The Arm Neoverse V2 core PMU through the kernel's format files, copied from
+/// drivers/perf/arm_pmuv3.c into `fixtures/arm` (this machine has no Arm PMU): the event
+/// string names the event by its number (INST_RETIRED is 0x08 in Linux's arm_pmuv3.h, and in
+/// Arm's list), and the format files place it in config bits 0-15.
+#[test]
+fn encode_perf_gives_arm_pmuv3_strings_its_format_files_parse() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/arm");
+    let r = root.to_str().unwrap();
+    let (code, out, err) = run(&[
+        "--json",
+        "encode",
+        "neoverse-v2:PMEVTYPER3_EL0",
+        "event=INST_RETIRED",
+        "--perf",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["event"].as_str(), Some("armv8_pmuv3_0/event=0x8/"));
+    // The string's terms, placed through the fixture's format files as perf does.
+    let event = v["event"].as_str().unwrap();
+    let terms = event
+        .strip_prefix("armv8_pmuv3_0/")
+        .and_then(|t| t.strip_suffix('/'))
+        .unwrap();
+    let dir = root.join("sys/bus/event_source/devices/armv8_pmuv3_0/format");
+    let mut words = [0u64; 3];
+    for (name, value) in pmu_runtime::perf::format::parse_terms(terms).unwrap() {
+        let text = fs::read_to_string(dir.join(&name)).unwrap();
+        let field = pmu_runtime::perf::format::FormatField::parse(&name, &text).unwrap();
+        field.place(value, &mut words).unwrap();
+    }
+    assert_eq!(words, [0x08, 0, 0]);
+    assert_eq!(
+        (v["config"].as_u64(), v["config1"].as_u64()),
+        (Some(0x08), Some(0))
+    );
+    // A core-specific event number above 0x8000 needs all 16 bits of the format: it passes
+    // whole.
+    let (code, out, err) = run(&[
+        "encode",
+        "neoverse-v2:PMEVTYPER0_EL0",
+        "ev_sel=0x80c1",
+        "--perf",
+        "--root",
+        r,
+    ]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "armv8_pmuv3_0/event=0x80c1/\n"),
+        "{err}"
+    );
+    // A filter bit the format cannot carry is refused by name, not dropped.
+    let (code, _, err) = run(&[
+        "encode",
+        "neoverse-v2:PMEVTYPER0_EL0",
+        "event=INST_RETIRED",
+        "nsh=1",
+        "--perf",
+        "--root",
+        r,
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("armv8_pmuv3_0 has no format field for nsh"),
+        "{err}"
+    );
+}

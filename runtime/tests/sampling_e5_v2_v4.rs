@@ -41,7 +41,9 @@ fn snapshot(sim: &Sim, p: &'static ProcessorInfo) -> Vec<u64> {
                         .unwrap(),
                 ),
                 pmu_regs::Location::Mmio { .. } => unreachable!("the E5 v2-v4 have no MMIO"),
-                pmu_regs::Location::Table(_) => unreachable!("box registers are MSRs or PCI"),
+                pmu_regs::Location::Table(_) | pmu_regs::Location::SysReg(_) => {
+                    unreachable!("these boxes' registers are MSRs or PCI")
+                }
             };
             read_by_info(sim, r.info, r.addr, place).unwrap()
         })

@@ -75,7 +75,10 @@ fn msr_state(sim: &Sim) -> Vec<(u32, Option<u64>)> {
         })
         .filter_map(|a| match a.location {
             Location::Msr(m) => Some(m),
-            Location::Pci { .. } | Location::Mmio { .. } | Location::Table(_) => None,
+            Location::Pci { .. }
+            | Location::Mmio { .. }
+            | Location::Table(_)
+            | Location::SysReg(_) => None,
         })
         .map(|m| (m, sim.read_msr(0, m).ok()))
         .collect()

@@ -145,6 +145,9 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
                             offset,
                         },
                         model::Location::Table(o) => Location::Table(o),
+                        model::Location::SysReg(e) => Location::SysReg(
+                            pmu_regs::SysRegEncoding::new(e.op0, e.op1, e.crn, e.crm, e.op2),
+                        ),
                     },
                     source: s(&a.source),
                 })
@@ -164,6 +167,7 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
             model::Space::Pci => Space::Pci,
             model::Space::Mmio => Space::Mmio,
             model::Space::Table => Space::Table,
+            model::Space::SysReg => Space::SysReg,
         },
         count: r.count,
         count_cpuid: None,

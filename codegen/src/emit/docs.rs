@@ -235,6 +235,7 @@ fn register_view(p: &Processor, u: &Unit, r: &Register) -> RegisterView {
             Space::Pci => "PCI",
             Space::Mmio => "MMIO",
             Space::Table => "table",
+            Space::SysReg => "system register",
         },
         width: r.width,
         count: r.count,

@@ -36,8 +36,9 @@ pub fn schema() -> String {
 /// `perf_event`, and a free-running counter's count field is `ro-v`; 7: metric events gained
 /// `read` and `perf_metrics_byte`, for the top-down registers; 8: events gained `aux_msr`,
 /// the auxiliary MSR and its value; 9: events gained `counters_ht_off`, the counters without
-/// Hyper-Threading).
-pub const FORMAT_VERSION: u32 = 9;
+/// Hyper-Threading; 10: the `sysreg` space, whose addresses carry `op0`, `op1`, `crn`, `crm`,
+/// `op2` and `sysreg`).
+pub const FORMAT_VERSION: u32 = 10;
 
 /// The file: the format's name and version, then the model.
 #[derive(Serialize)]

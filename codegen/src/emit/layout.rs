@@ -342,6 +342,7 @@ fn location_ctor(loc: &Location, name: &str) -> String {
             lit(name)
         ),
         Location::Table(o) => format!("TableOffset::new(0x{o:02X}, {})", lit(name)),
+        Location::SysReg(e) => format!("SysReg::new({}, {})", sysreg_encoding(e), lit(name)),
     }
 }
 
@@ -404,7 +405,16 @@ fn location_info(loc: &Location) -> String {
             "Location::Mmio {{ controller: {controller}, channel: {channel}, offset: 0x{offset:X} }}"
         ),
         Location::Table(o) => format!("Location::Table(0x{o:02X})"),
+        Location::SysReg(e) => format!("Location::SysReg({})", sysreg_encoding(e)),
     }
+}
+
+/// A system register's encoding as the crate's constructor (op0, op1, CRn, CRm, op2).
+fn sysreg_encoding(e: &crate::model::sysreg::Encoding) -> String {
+    format!(
+        "SysRegEncoding::new({}, {}, {}, {}, {})",
+        e.op0, e.op1, e.crn, e.crm, e.op2
+    )
 }
 
 /// One register: its enums and value lists, the value type and its layout, accessors,
@@ -509,6 +519,7 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
         Space::Pci => format!("PciRegister<{ty}>"),
         Space::Mmio => format!("MmioRegister<{ty}>"),
         Space::Table => format!("TableOffset<{ty}>"),
+        Space::SysReg => format!("SysReg<{ty}>"),
     };
     let one_ty = if reg.count > 1 {
         format!("[{addr_ty}; {}]", reg.count)
@@ -647,6 +658,7 @@ fn info_static_text(
             Space::Pci => "Pci",
             Space::Mmio => "Mmio",
             Space::Table => "Table",
+            Space::SysReg => "SysReg",
         },
         reg.count,
         opt_lit(reg.count_cpuid.as_deref()),

@@ -183,6 +183,16 @@ impl Serialize for Placed<'_> {
         // The MSR number, or for PCI the config-space offset (as `pmu list --json`).
         match a.location {
             Location::Msr(n) | Location::Table(n) => m.serialize_entry("address", &n)?,
+            // Linux's sys_reg() value as the address, and the five numbers.
+            Location::SysReg(e) => {
+                m.serialize_entry("address", &e.linux_encoding())?;
+                m.serialize_entry("op0", &e.op0)?;
+                m.serialize_entry("op1", &e.op1)?;
+                m.serialize_entry("crn", &e.crn)?;
+                m.serialize_entry("crm", &e.crm)?;
+                m.serialize_entry("op2", &e.op2)?;
+                m.serialize_entry("sysreg", &e.generic_name())?;
+            }
             Location::Mmio {
                 controller,
                 channel,

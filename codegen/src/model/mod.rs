@@ -9,6 +9,7 @@ pub mod formula;
 mod json;
 pub mod metric;
 pub mod pmu;
+pub mod sysreg;
 pub mod vocab;
 
 use serde::Serialize;
@@ -359,6 +360,9 @@ vocabulary! {
         /// A byte offset inside a structure the runtime locates first (the uncore discovery
         /// capability in PCI configuration space, a discovery table in memory).
         Table = "table",
+        /// An Arm system register, addressed by its encoding (op0, op1, CRn, CRm, op2) and
+        /// read and written by `mrs`/`msr` on the CPU whose register it is.
+        SysReg = "sysreg",
     }
 }
 
@@ -568,6 +572,8 @@ pub enum Location {
         /// Byte offset in the channel's window.
         offset: u32,
     },
+    /// An Arm system register's encoding (space `sysreg`).
+    SysReg(sysreg::Encoding),
 }
 
 /// Where a unit's memory-mapped registers are: a window per controller and channel, whose
@@ -660,6 +666,7 @@ impl std::fmt::Display for Location {
                 "MMIO controller {controller} channel {channel} offset {offset:#X}"
             ),
             Location::Table(o) => write!(f, "table offset {o:#X}"),
+            Location::SysReg(e) => write!(f, "system register {}", e.generic_name()),
         }
     }
 }

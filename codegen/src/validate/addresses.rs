@@ -6,14 +6,15 @@ use std::sync::Arc;
 use super::unit::RegisterScope;
 use super::*;
 
-/// One `<msr>` or `<pci>` element: its base address (if it parses), for expanding.
-struct Entry<'s> {
-    at: usize,
-    instance: &'s str,
-    index: Option<&'s str>,
-    stride: Option<&'s str>,
-    base: Option<Location>,
-    source: &'s str,
+/// One address element (`<msr>`, `<pci>`, ...): its base address (if it parses), for
+/// expanding.
+pub(super) struct Entry<'s> {
+    pub(super) at: usize,
+    pub(super) instance: &'s str,
+    pub(super) index: Option<&'s str>,
+    pub(super) stride: Option<&'s str>,
+    pub(super) base: Option<Location>,
+    pub(super) source: &'s str,
 }
 
 /// Where each (instance, index) got its address: the element's offset.
@@ -38,8 +39,9 @@ impl Validator {
             source: &m.source,
         }));
         entries.extend(r.table.iter().map(|t| self.table_entry(reg, t)));
+        entries.extend(r.sysreg.iter().map(|t| self.sysreg_entry(reg, t)));
         if entries.is_empty() {
-            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci>/<mmio>/<table> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
+            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci>/<mmio>/<table>/<sysreg> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
         }
         let mut seen = Seen::new();
         let mut addresses = Vec::new();
@@ -60,6 +62,7 @@ impl Validator {
             || !reg.raw.pci.is_empty()
             || !reg.raw.mmio.is_empty()
             || !reg.raw.table.is_empty()
+            || !reg.raw.sysreg.is_empty()
         {
             self.push(reg.ctx.error(
                 u.at,
@@ -337,6 +340,7 @@ impl Validator {
                 })
             }
             Location::Mmio { .. } => self.mmio_element(reg, e.at, base, delta, n),
+            Location::SysReg(enc) => self.sysreg_element(reg, e.at, enc, delta, n),
         }
     }
 
@@ -428,5 +432,6 @@ fn space_name(space: Space) -> &'static str {
         Space::Pci => "PCI",
         Space::Mmio => "MMIO",
         Space::Table => "table",
+        Space::SysReg => "system-register",
     }
 }

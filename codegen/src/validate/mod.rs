@@ -31,6 +31,7 @@ mod pci_identity;
 mod processors;
 mod steppings;
 mod structure;
+mod sysreg;
 mod unit;
 
 use crate::naming::{

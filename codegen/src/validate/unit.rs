@@ -241,11 +241,12 @@ impl Validator {
             "pci" => Space::Pci,
             "mmio" => Space::Mmio,
             "table" => Space::Table,
+            "sysreg" => Space::SysReg,
             s => {
                 self.push(ctx.error(
                     r.at,
                     format!("unknown address space `{s}`"),
-                    "use space=\"msr\", \"pci\", \"mmio\" or \"table\"",
+                    "use space=\"msr\", \"pci\", \"mmio\", \"table\" or \"sysreg\"",
                 ));
                 Space::Msr
             }

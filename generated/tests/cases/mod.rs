@@ -5158,6 +5158,91 @@ layouts! {
 }
 }
 
+#[cfg(feature = "neoverse-v2")]
+mod neoverse_v2_core {
+use super::*;
+use pmu_regs::neoverse_v2::core::*;
+
+layout! {
+    pmcr: Pmcr;
+    ro(imp, val u8, 24, 8);
+    ro(idcode, val u8, 16, 8);
+    ro(n, val u8, 11, 5);
+    rw(lp, with_lp, val bool, 7, 1);
+    rw(lc, with_lc, val bool, 6, 1);
+    rw(dp, with_dp, val bool, 5, 1);
+    rw(x, with_x, val bool, 4, 1);
+    rw(d, with_d, val bool, 3, 1);
+    wo(with_c, val bool, 2, 1);
+    wo(with_p, val bool, 1, 1);
+    rw(e, with_e, val bool, 0, 1);
+}
+layout! {
+    pmcntenset: Pmcntenset;
+    rw(c, with_c, val bool, 31, 1);
+    rw(p, with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmcntenclr: Pmcntenclr;
+    wo(with_c, val bool, 31, 1);
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmovsclr: Pmovsclr;
+    wo(with_c, val bool, 31, 1);
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmovsset: Pmovsset;
+    rw(c, with_c, val bool, 31, 1);
+    rw(p, with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmevtyper: Pmevtyper;
+    rw(p, with_p, val bool, 31, 1);
+    rw(u, with_u, val bool, 30, 1);
+    rw(nsk, with_nsk, val bool, 29, 1);
+    rw(nsu, with_nsu, val bool, 28, 1);
+    rw(nsh, with_nsh, val bool, 27, 1);
+    rw(m, with_m, val bool, 26, 1);
+    rw(sh, with_sh, val bool, 24, 1);
+    rw(ev_sel, with_ev_sel, val u16, 0, 16);
+}
+layout! {
+    pmevcntr: Pmevcntr;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    pmccfiltr: Pmccfiltr;
+    rw(p, with_p, val bool, 31, 1);
+    rw(u, with_u, val bool, 30, 1);
+    rw(nsk, with_nsk, val bool, 29, 1);
+    rw(nsu, with_nsu, val bool, 28, 1);
+    rw(nsh, with_nsh, val bool, 27, 1);
+    rw(m, with_m, val bool, 26, 1);
+    rw(sh, with_sh, val bool, 24, 1);
+}
+layout! {
+    pmccntr: Pmccntr;
+    rw(count, with_count, val u64, 0, 64);
+}
+layouts! {
+    pmcr,
+    pmcntenset,
+    pmcntenclr,
+    pmovsclr,
+    pmovsset,
+    pmevtyper,
+    pmevcntr,
+    pmccfiltr,
+    pmccntr,
+}
+}
+
 #[cfg(feature = "discovery")]
 mod discovery_dvsec {
 use super::*;

@@ -229,7 +229,7 @@ fn pci_place(bit: &BitRef) -> Option<(u16, u8, u8, u16)> {
             function,
             offset,
         } => Some((device_id, device, function, offset)),
-        Location::Msr(_) | Location::Mmio { .. } | Location::Table(_) => None,
+        Location::Msr(_) | Location::Mmio { .. } | Location::Table(_) | Location::SysReg(_) => None,
     }
 }
 

@@ -350,6 +350,13 @@ pub enum Site {
     Mmio(u64),
 }
 
+/// Why no backend reads or writes an Arm system register: `mrs`/`msr` run on the CPU itself,
+/// and the kernel lets user space read at most the counters it exposes
+/// (`perf_user_access`); the way to them is the kernel's perf PMU (`armv8_pmuv3_0`).
+pub const SYSREG_NOT_RAW: &str = "the kernel's perf PMU (it is an Arm system register: only code \
+     on the CPU reaches it with mrs/msr, and user space at most reads the counters the kernel \
+     exposes; use pmu encode --perf, or watch --backend perf)";
+
 fn place_mismatch(addr: &AddressInfo) -> BackendError {
     BackendError::Misplaced {
         register: addr.name,
@@ -360,6 +367,7 @@ fn place_mismatch(addr: &AddressInfo) -> BackendError {
             Location::Table(_) => {
                 "the discovery reader (it is at an offset in a table found at run time: pmu discover)"
             }
+            Location::SysReg(_) => SYSREG_NOT_RAW,
         },
     }
 }

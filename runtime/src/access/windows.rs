@@ -24,7 +24,7 @@ pub fn register_address(window: &MmioWindow, base: u64, location: Location) -> O
         Location::Mmio {
             channel, offset, ..
         } => Some(window.window_start(base, channel) + u64::from(offset)),
-        Location::Msr(_) | Location::Pci { .. } | Location::Table(_) => None,
+        Location::Msr(_) | Location::Pci { .. } | Location::Table(_) | Location::SysReg(_) => None,
     }
 }
 

@@ -91,6 +91,11 @@ impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
                         .into(),
             }
             .into()),
+            pmu_regs::Location::SysReg(_) => Err(UsageError::BadValue {
+                text: reg.name().to_string(),
+                expected: crate::access::SYSREG_NOT_RAW.into(),
+            }
+            .into()),
         }
     }
 

@@ -463,6 +463,7 @@ fn location_text(loc: Location) -> String {
             ..
         } => format!("PCI dev {device} fn {function} offset {offset:#x}"),
         Location::Table(o) => format!("table offset {o:#x}"),
+        Location::SysReg(e) => format!("system register {e}"),
         Location::Mmio {
             controller,
             channel,

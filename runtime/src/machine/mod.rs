@@ -287,6 +287,11 @@ impl Machine {
                     .into(),
             }
             .into()),
+            Location::SysReg(_) => Err(UsageError::BadValue {
+                text: addr.name.into(),
+                expected: crate::access::SYSREG_NOT_RAW.into(),
+            }
+            .into()),
         }
     }
 

@@ -32,6 +32,7 @@ pub fn location_text(loc: &Location) -> String {
             offset,
         } => format!("MMIO controller {controller} channel {channel} offset {offset:#x}"),
         Location::Table(o) => format!("table offset {o:#X}").replace("0X", "0x"),
+        Location::SysReg(e) => format!("system register {e}"),
     }
 }
 
@@ -63,6 +64,22 @@ pub fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
             m.extend(offset_json((*offset).into()));
             m.insert("controller".into(), json!(controller));
             m.insert("channel".into(), json!(channel));
+        }
+        Some(Location::SysReg(e)) => {
+            // Linux's sys_reg() value as the address, with the encoding's own numbers.
+            let a = e.linux_encoding();
+            m.insert("address".into(), json!(a));
+            m.insert("address_hex".into(), json!(format!("{a:#x}")));
+            m.insert("sysreg".into(), json!(e.to_string()));
+            for (k, v) in [
+                ("op0", e.op0),
+                ("op1", e.op1),
+                ("crn", e.crn),
+                ("crm", e.crm),
+                ("op2", e.op2),
+            ] {
+                m.insert(k.into(), json!(v));
+            }
         }
         None => {
             m.insert("address".into(), Value::Null);

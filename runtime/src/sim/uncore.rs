@@ -137,10 +137,12 @@ impl Model {
         }
         if let Some(ctl) = c.control {
             let v = st.regs.get(&ctl);
-            let on = [Role::Enable, Role::RingEnable]
+            let mut bits = [Role::Enable, Role::RingEnable]
                 .iter()
                 .filter_map(|r| c.control_bits(*r))
-                .any(|bits| bits.extract(v) != 0);
+                .peekable();
+            // A control without an enable field leaves it to the box's counter-enable bit.
+            let on = bits.peek().is_none() || bits.any(|bits| bits.extract(v) != 0);
             if !on || observes_nothing(ctl.info, v) {
                 return false;
             }

@@ -107,7 +107,7 @@ pub fn table_boxes_placed(
                         | u64::from(offset),
                 )),
                 Location::Mmio { .. } => mmio(r).map(|a| (AccessKind::Mmio, a)),
-                Location::Table(_) => None,
+                Location::Table(_) | Location::SysReg(_) => None,
             }
         };
         let (Some((access, base)), Some((_, c0)), Some((_, r0))) = (raw(ctl), raw(c0), raw(r0))

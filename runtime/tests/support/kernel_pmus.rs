@@ -401,6 +401,14 @@ pub const AMD_DF_V2: Formats = &[
 /// amd_umc_N (PerfMonV2): event8 and rdwrmask.
 pub const AMD_UMC: Formats = &[("event", "config:0-7"), ("rdwrmask", "config:8-9")];
 
+/// drivers/perf/arm_pmuv3.c's armv8_pmuv3_format_attrs: the Arm PMUv3 core PMU, named
+/// armv8_pmuv3_0 on ACPI systems.
+pub const ARMV8_PMUV3: Formats = &[
+    ("event", "config:0-15"),
+    ("long", "config1:0"),
+    ("rdpmc", "config1:1"),
+];
+
 fn idx(base: &str, n: usize, f: Formats) -> impl Iterator<Item = (String, Formats)> + '_ {
     (0..n).map(move |i| (format!("{base}_{i}"), f))
 }
@@ -544,6 +552,9 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             one(&mut v, "amd_l3", AMD_L3_F19H);
             one(&mut v, "amd_df", AMD_DF_V2);
             v.extend(idx("amd_umc", 12, AMD_UMC));
+        }
+        "neoverse-v2" | "neoverse-n2" | "neoverse-v3" | "neoverse-n3" => {
+            one(&mut v, "armv8_pmuv3_0", ARMV8_PMUV3)
         }
         _ => one(&mut v, "cpu", CPU),
     }

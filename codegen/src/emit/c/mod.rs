@@ -273,6 +273,8 @@ fn register(h: &mut Header, p: &Processor, u: &Unit, r: &Register) {
             Space::Pci => "register in PCI configuration space",
             Space::Mmio => "memory-mapped register (see the unit's _MMIO_WINDOW macros)",
             Space::Table => "field group at a byte offset in a structure found at run time",
+            Space::SysReg =>
+                "Arm system register (read with mrs, written with msr; see _NAME and _ENCODING)",
         },
     );
     if r.count > 1 {
@@ -425,6 +427,20 @@ fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Add
                 h.define(&format!("{stem}_OFFSET"), &format!("0x{offset:X}U"), &what);
             }
             Location::Table(o) => h.define(&format!("{stem}_OFFSET"), &format!("0x{o:X}U"), &what),
+            Location::SysReg(e) => {
+                // The generic name any assembler takes (`mrs x0, S3_3_C9_C12_0`), and
+                // Linux's sys_reg() value (bits 20:5 of the instruction).
+                h.define(
+                    &format!("{stem}_NAME"),
+                    &format!("\"{}\"", e.generic_name()),
+                    &what,
+                );
+                h.define(
+                    &format!("{stem}_ENCODING"),
+                    &format!("0x{:X}U", e.linux_encoding()),
+                    &what,
+                );
+            }
         }
     }
     if r.count < 2 {
@@ -440,9 +456,14 @@ fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Add
             Location::Pci { offset, .. } => (u64::from(offset), true),
             Location::Mmio { offset, .. } => (u64::from(offset), true),
             Location::Table(o) => (u64::from(o), true),
+            Location::SysReg(e) => (u64::from(e.linux_encoding()), false),
         };
         let inst_name = r.instance_name(inst);
-        let name = names::array_address(m, &inst_name, pci);
+        let mut name = names::array_address(m, &inst_name, pci);
+        if matches!(mine[0].location, Location::SysReg(_)) {
+            // Element n's sys_reg() value, as the single registers' _ENCODING.
+            name.push_str("_ENCODING");
+        }
         let what = || format!("the address of {inst_name}{{n}} ({} unit)", u.name);
         h.define(
             &format!("{name}(n)"),
@@ -466,6 +487,8 @@ fn regular_step(addrs: &[&Address]) -> Option<u64> {
         // One instance's registers share one window (the validator checks it).
         Location::Mmio { offset, .. } => (u64::from(offset), None),
         Location::Table(o) => (u64::from(o), None),
+        // Linux's sys_reg() value: consecutive elements are 32 apart (op2 at bit 5).
+        Location::SysReg(e) => (u64::from(e.linux_encoding()), None),
     };
     let points: Vec<(u32, u64, _)> = addrs
         .iter()

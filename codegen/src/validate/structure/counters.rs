@@ -35,6 +35,21 @@ pub(super) struct Wired {
     pub(super) counter_regs: Vec<usize>,
 }
 
+/// Whether every counter `s` declares has a `counter-enable` bit in some register of the unit
+/// (Arm's PMCNTENSET_EL0): then that bit, not a field of the counter's control, starts it.
+fn enabled_by_box(unit: &UnitScope<'_>, s: &CounterSpec, creg: &Register) -> bool {
+    let count = if s.single.is_some() { 1 } else { creg.count };
+    let enabled: Vec<u32> = unit
+        .registers
+        .iter()
+        .flat_map(|r| r.fields.iter())
+        .filter_map(|f| f.role.as_ref())
+        .filter(|r| r.role == Role::CounterEnable)
+        .flat_map(|r| r.counters.iter().copied())
+        .collect();
+    (s.first..s.first + count).all(|n| enabled.contains(&n))
+}
+
 /// Why a counter declaration was dropped: the error is already reported.
 struct Rejected;
 
@@ -402,10 +417,13 @@ impl Validator {
                 ),
                 "mark its event select with role=\"event\", or say kind=\"fixed\"",
             ))
-        } else if !has_role(Role::Enable) && !has_role(Role::RingEnable) {
+        } else if !has_role(Role::Enable)
+            && !has_role(Role::RingEnable)
+            && !enabled_by_box(unit, s, creg)
+        {
             Some((
                 format!("control {} has no enable role field", kreg.name),
-                "mark the bit that starts the counter with role=\"enable\"",
+                "mark the bit that starts the counter with role=\"enable\", or give the box a counter-enable bit for each of its counters",
             ))
         } else {
             None

@@ -32,7 +32,7 @@ pub fn device_ids<'a>(addresses: impl IntoIterator<Item = &'a AddressInfo>) -> V
                 device,
                 function,
             }),
-            Location::Msr(_) | Location::Mmio { .. } | Location::Table(_) => None,
+            _ => None,
         })
         .collect();
     ids.sort_unstable();

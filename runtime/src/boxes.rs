@@ -422,6 +422,15 @@ pub struct PmuBox {
 }
 
 impl PmuBox {
+    /// Whether its counters are system registers (Arm's), which only code on the CPU reaches:
+    /// user space counts them through the kernel's perf PMU, and the simulator does not model
+    /// them.
+    pub fn through_perf_only(&self) -> bool {
+        self.counters
+            .iter()
+            .any(|c| matches!(c.counter.addr.location, Location::SysReg(_)))
+    }
+
     /// Counter `number`.
     pub fn counter(&self, number: u32) -> Option<&Counter> {
         self.counters.iter().find(|c| c.number() == number)

@@ -23,10 +23,7 @@ fn every_box_counts_on_the_simulator_and_is_put_back() {
         for b in &boxes.boxes {
             // Arm's system registers are reached through perf only; the simulator does not
             // model them yet (cli.rs: a_system_register_unit_is_refused_on_the_simulator...).
-            if b.counters
-                .iter()
-                .any(|c| matches!(c.counter.addr.location, pmu_regs::Location::SysReg(_)))
-            {
+            if b.through_perf_only() {
                 through_perf_only += 1;
                 continue;
             }

@@ -109,6 +109,17 @@ fn selection(processor: &'static ProcessorInfo, unit: &str, n: usize) -> Selecti
     Selection::of_boxes(&[(boxes, boxes.find(unit).unwrap())], &names, &sels).unwrap()
 }
 
+/// Whether unit `u`'s counters are system registers (Arm's), which only perf reaches: there
+/// is no raw count to compare (the kernel's format for them: perf_cli.rs).
+fn through_perf_only(u: &'static pmu_regs::UnitInfo) -> bool {
+    PROCESSORS.iter().any(|p| {
+        pmu_runtime::boxes::Boxes::of(p)
+            .boxes
+            .iter()
+            .any(|b| std::ptr::eq(b.unit, u) && b.through_perf_only())
+    })
+}
+
 /// Each unit of each processor whose units name kernel PMUs: its first box, with as many
 /// events as it has general counters (up to two).
 fn cases() -> Vec<(&'static ProcessorInfo, String, usize)> {
@@ -121,7 +132,7 @@ fn cases() -> Vec<(&'static ProcessorInfo, String, usize)> {
         {
             continue;
         }
-        for u in p.units {
+        for u in p.units.iter().filter(|u| !through_perf_only(u)) {
             let Some(pmu) = u.pmu else { continue };
             let general = pmu
                 .counters
@@ -152,7 +163,10 @@ fn perf_and_raw_show_the_same_counts_for_every_unit_on_the_simulator() {
         processors.len(),
         pmu_regs::PROCESSORS
             .iter()
-            .filter(|p| p.units.iter().any(|u| u.pmu.is_some()))
+            .filter(|p| p
+                .units
+                .iter()
+                .any(|u| u.pmu.is_some() && !through_perf_only(u)))
             .count(),
         "{processors:?}"
     );

@@ -35,7 +35,10 @@ fn every_unit_declares_its_structure() {
     // Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire and Emerald Rapids, the IIO's
     // of Granite Rapids, Sierra Forest and Clearwater Forest; the Arm Neoverse core PMU of the
     // V2, N2, V3 and N3: 4.
-    assert_eq!(pmus().count(), 75 + 8 * 2 + 7 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 4);
+    assert_eq!(
+        pmus().count(),
+        75 + 8 * 2 + 7 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 4
+    );
 }
 
 #[test]

@@ -809,8 +809,10 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// `detect` and `identify`, `perfmon`, `session::named`, `perf::task`). The budget is what
 /// has been reached (`report::metric_values` left the count when `examples/metric_group.rs`
 /// began printing through it, and `report::table` when `report::counts` began quoting its
-/// CSV cells with the table's `csv_cell`); lower it as the binary shrinks or those engines gain other users.
-const BINARY_BUDGET: usize = 9048;
+/// CSV cells with the table's `csv_cell`), then 7,562 once `examples/conformance.rs` and
+/// `examples/topdown_tree.rs` called `check` and `stat`'s views as a program would. Lower it as
+/// the binary shrinks or those engines gain other users.
+const BINARY_BUDGET: usize = 7600;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

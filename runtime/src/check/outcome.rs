@@ -111,14 +111,21 @@ impl CheckReport {
             .collect()
     }
 
-    /// One line: `PASS` with how many checks passed, or `FAIL` naming each failed check
-    /// and why.
+    /// One line: `PASS` with how many checks passed, `FAIL` naming each failed check and
+    /// why, or `NOTHING TO CHECK` where every row is a note (a part only perf reaches, on the
+    /// simulator): zero checks passed is not a pass.
     pub fn verdict_line(&self) -> String {
         let judged = self
             .rows
             .iter()
             .filter(|r| r.verdict != CheckVerdict::Note)
             .count();
+        if judged == 0 {
+            return format!(
+                "NOTHING TO CHECK on {}: every row above is a note",
+                self.target
+            );
+        }
         let failed = self.failures();
         if failed.is_empty() {
             return format!("PASS: {judged} checks passed on {}", self.target);

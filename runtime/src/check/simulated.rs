@@ -21,7 +21,7 @@ use crate::boxes::{Boxes, EventSelect, PmuBox, Reg};
 use crate::discovery::Joined;
 use crate::error::{Result, UsageError};
 use crate::machine::{Machine, Resolved, Where};
-use crate::part::joined_tables;
+use crate::part::{joined_domains, joined_tables};
 use crate::quirks::{global_inits, saturation_bit, Quirks};
 use crate::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
 
@@ -80,7 +80,7 @@ pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
 /// corrects the table for it.
 pub(super) fn discovery(machine: &Machine, boxes: &'static Boxes) -> Vec<CheckRow> {
     let expected = "every box matches the spec".to_string();
-    joined_tables(machine, boxes)
+    let mut rows: Vec<CheckRow> = joined_tables(machine, boxes)
         .into_iter()
         .map(|t| {
             let name = format!("discovery socket {}", t.socket);
@@ -91,7 +91,20 @@ pub(super) fn discovery(machine: &Machine, boxes: &'static Boxes) -> Vec<CheckRo
                 }
             }
         })
-        .collect()
+        .collect();
+    // A processor with several discovery domains (Diamond Rapids): each domain's tables.
+    rows.extend(
+        joined_domains(boxes.processor, machine)
+            .into_iter()
+            .map(|d| {
+                let name = format!("discovery {} {}", d.domain.id, d.index);
+                match d.joined {
+                    Ok(j) => judge_join(name, expected.clone(), &j),
+                    Err(e) => CheckRow::failed(name, expected.clone(), e.to_string()),
+                }
+            }),
+    );
+    rows
 }
 
 fn judge_join(name: String, expected: String, j: &Joined) -> CheckRow {

@@ -1,9 +1,10 @@
 //! What reading and joining a discovery table costs: Granite Rapids' (the largest part: 189
-//! boxes with discovery types, joined with its own spec, every box compared), and the largest
-//! table the format allows at Sapphire Rapids' entry stride (1,023 boxes, 32 bytes apart:
-//! 32 KiB), each located through its device's capability, read through `MmioAccess` from
-//! memory, and joined with a spec. Prints the median of 200 runs of each step, and the
-//! backend reads the read makes.
+//! boxes with discovery types, joined with its own spec, every box compared), the largest
+//! table the reader accepts at Sapphire Rapids' entry stride (512 boxes, 32 bytes apart:
+//! 16 KiB), each located through its device's capability, read through `MmioAccess` from
+//! memory, and joined with a spec; and Diamond Rapids' two discovery domains (IMH found
+//! through a PCI device, CBB through an MSR), as its simulator publishes them, each read and
+//! joined. Prints the median of 200 runs of each step, and the backend reads the read makes.
 //!
 //! `cargo run --release -p pmu-runtime --example discovery_cost`
 
@@ -13,8 +14,10 @@ use std::time::{Duration, Instant};
 use pmu_runtime::access::{BackendResult, MmioAccess};
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, locate, read_table, AccessKind, BoxStatus, MemoryTable, TableBox,
+    join, join_domains, locate, read_domains, read_table, AccessKind, BoxStatus, MemoryTable,
+    TableBox, MAX_ENTRIES,
 };
+use pmu_runtime::sim::domains::SimDomains;
 use pmu_runtime::sim::{Sim, SimConfig, DISCOVERY_DEVICE};
 use pmu_runtime::Bdf;
 
@@ -83,6 +86,39 @@ fn measure(label: &str, table: MemoryTable, device: Bdf, spec: &'static Boxes) {
     );
 }
 
+/// Medians of 200 runs of reading every domain's tables of `processor` from its simulator
+/// (locating each table included) and of joining them; prints them under the processor's id.
+fn measure_domains(processor: &'static pmu_regs::ProcessorInfo) {
+    let sim = SimDomains::of(processor).unwrap();
+    let devices = sim.devices();
+    let (mut read, mut joined) = (Vec::new(), Vec::new());
+    let mut last = Vec::new();
+    for _ in 0..200 {
+        let start = Instant::now();
+        let tables = read_domains(processor, &sim, &devices, |_| vec![0]);
+        read.push(start.elapsed());
+        let start = Instant::now();
+        last = join_domains(processor, tables);
+        joined.push(start.elapsed());
+    }
+    println!("{}: {} domain tables", processor.id, last.len());
+    for d in &last {
+        let j = d.joined.as_ref().unwrap();
+        let trusted = j.boxes.iter().filter(|b| b.status.is_trusted()).count();
+        let id = d.domain.id;
+        println!(
+            "  {id} {}: {trusted} of {} boxes matching or ignored",
+            d.index,
+            j.boxes.len()
+        );
+    }
+    println!(
+        "  read_domains (locate and read every table): {:?}",
+        median(read)
+    );
+    println!("  join_domains: {:?}", median(joined));
+}
+
 fn main() {
     let device = DISCOVERY_DEVICE;
     // The largest real part: Granite Rapids' table as its simulator publishes it (every box
@@ -93,9 +129,10 @@ fn main() {
         .discovery_table()
         .unwrap();
     measure("granite-rapids", table, device, gnr);
-    // The largest table the format allows at this entry stride, against a spec without
-    // discovery types (every box unknown).
-    let boxes: Vec<TableBox> = (0..1023u16)
+    // The largest table the reader accepts (MAX_ENTRIES: the format allows 1,023, more than
+    // 512 is a corrupt global state), against a spec without discovery types (every box
+    // unknown).
+    let boxes: Vec<TableBox> = (0..MAX_ENTRIES)
         .map(|k| TableBox {
             box_type: k % 16,
             box_id: k / 16,
@@ -109,5 +146,7 @@ fn main() {
         .collect();
     let table = MemoryTable::build(0xFE00_0000, device, 0x2FF0, &boxes);
     let spec = Boxes::of(&pmu_regs::xeon_e5_2600_v4::PROCESSOR);
-    measure("the format's largest", table, device, spec);
+    measure("the reader's largest", table, device, spec);
+    // Diamond Rapids: two domains, one found through PCI, one through an MSR (issue 43).
+    measure_domains(&pmu_regs::diamond_rapids::PROCESSOR);
 }

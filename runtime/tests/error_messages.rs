@@ -74,6 +74,7 @@ fn variant(e: &Error) -> &'static str {
             PerfError::Sysfs { .. } => "Perf/Sysfs",
             PerfError::BadSysfs { .. } => "Perf/BadSysfs",
             PerfError::FieldNotInFormat { .. } => "Perf/FieldNotInFormat",
+            PerfError::SysRegFieldNotInFormat { .. } => "Perf/SysRegFieldNotInFormat",
             PerfError::ValueTooWide { .. } => "Perf/ValueTooWide",
             PerfError::FormatMismatch { .. } => "Perf/FormatMismatch",
             PerfError::NotForCounting { .. } => "Perf/NotForCounting",
@@ -409,6 +410,11 @@ fn every_error() -> Vec<Error> {
             pmu: "uncore_pcu".into(),
             field: "ev_sel_ext (PCU_MSR_PMON_CTL{n})".into(),
             available: "event, occ_sel, edge, inv, thresh".into(),
+        }),
+        Error::from(PerfError::SysRegFieldNotInFormat {
+            pmu: "armv8_pmuv3_0".into(),
+            field: "u (PMEVTYPER{n}_EL0)".into(),
+            available: "event, long, rdpmc".into(),
         }),
         Error::from(PerfError::ValueTooWide {
             pmu: "uncore_ubox".into(),

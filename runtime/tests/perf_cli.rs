@@ -701,4 +701,7 @@ fn encode_perf_gives_arm_pmuv3_strings_its_format_files_parse() {
         err.contains("armv8_pmuv3_0 has no format field for nsh"),
         "{err}"
     );
+    // The way out is perf's modifiers: raw access cannot reach a system register.
+    assert!(err.contains("`:u` user only, `:k` kernel only"), "{err}");
+    assert!(!err.contains("--backend raw"), "{err}");
 }

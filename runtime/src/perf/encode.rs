@@ -303,10 +303,24 @@ fn term(
         if value == 0 {
             return Ok(None);
         }
-        return Err(PerfError::FieldNotInFormat {
-            pmu: pmu.to_string(),
-            field: format!("{} ({})", field.name, info.name),
-            available: names(formats),
+        let (pmu, field, available) = (
+            pmu.to_string(),
+            format!("{} ({})", field.name, info.name),
+            names(formats),
+        );
+        // Raw access is the way out for other spaces; a system register has none.
+        return Err(if info.space == pmu_regs::Space::SysReg {
+            PerfError::SysRegFieldNotInFormat {
+                pmu,
+                field,
+                available,
+            }
+        } else {
+            PerfError::FieldNotInFormat {
+                pmu,
+                field,
+                available,
+            }
         });
     };
     let mut value = value;

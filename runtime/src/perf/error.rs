@@ -41,6 +41,16 @@ pub enum PerfError {
         /// The format fields the PMU has.
         available: String,
     },
+    /// A filter field of an Arm system register (exception levels, security states) has no
+    /// place in the PMU's format: perf sets those from the event's modifiers instead.
+    SysRegFieldNotInFormat {
+        /// The PMU.
+        pmu: String,
+        /// Our field and its register (`u (PMEVTYPER{n}_EL0)`).
+        field: String,
+        /// The format fields the PMU has.
+        available: String,
+    },
     /// A value does not fit the PMU's format field.
     ValueTooWide {
         /// The PMU.
@@ -175,6 +185,10 @@ impl fmt::Display for PerfError {
             PerfError::FieldNotInFormat { pmu, field, available } => write!(
                 f,
                 "{pmu} has no format field for {field}, so perf cannot program it; its fields are: {available}. Leave {field} out, or use --backend raw"
+            ),
+            PerfError::SysRegFieldNotInFormat { pmu, field, available } => write!(
+                f,
+                "{pmu} has no format field for {field}, so perf cannot program it; its fields are: {available}. The register is an Arm system register, which only perf reaches: leave {field} out, and choose what is counted with perf's modifiers instead (`:u` user only, `:k` kernel only)"
             ),
             PerfError::ValueTooWide { pmu, field, value, format } => write!(
                 f,

@@ -163,3 +163,44 @@ fn the_topdown_tree_example_prints_what_pmu_stat_sim_td_level_prints() {
     );
     assert!(example.lines().any(|l| l.ends_with("<==")), "{example}");
 }
+
+#[path = "../examples/exporter.rs"]
+#[allow(dead_code)]
+mod exporter;
+
+#[path = "support/serve.rs"]
+#[allow(dead_code)]
+mod serve;
+
+#[test]
+fn the_exporter_example_serves_what_pmu_serve_sim_serves() {
+    let example = exporter::scrape_once().unwrap_or_else(|e| panic!("{e}"));
+    let served = serve::start(&[
+        "--sim",
+        "--unit",
+        exporter::UNIT,
+        "--event",
+        exporter::EVENT,
+        "--interval",
+        "0.05",
+    ]);
+    let (status, scraped) = serve::get_as(served.addr, "/metrics", exporter::ACCEPT);
+    assert_eq!(status, 200, "{scraped}");
+    // The same series, labels, help and types; only the counts and times differ.
+    assert_eq!(exporter::steady(&example), exporter::steady(&scraped));
+    assert!(example.ends_with("# EOF\n"), "{example}");
+    // The simulator counts 1,000 events a second of real time: the total is at most that
+    // many times the seconds since programming, and each 50 ms interval added about 50.
+    let one = |name: &str| {
+        let values: Vec<f64> = serve::samples(&example, name).into_values().collect();
+        assert_eq!(values.len(), 1, "{name} in\n{example}");
+        values[0]
+    };
+    let (events, intervals) = (one("pmu_events_total"), one("pmu_intervals_total"));
+    assert!(intervals >= 1.0, "{example}");
+    assert!(events >= 45.0 * intervals, "{example}");
+    assert!(
+        events <= 1000.0 * one("pmu_since_programmed_seconds") + 1.0,
+        "{example}"
+    );
+}

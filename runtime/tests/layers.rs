@@ -810,9 +810,12 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// has been reached (`report::metric_values` left the count when `examples/metric_group.rs`
 /// began printing through it, and `report::table` when `report::counts` began quoting its
 /// CSV cells with the table's `csv_cell`), then 7,562 once `examples/conformance.rs` and
-/// `examples/topdown_tree.rs` called `check` and `stat`'s views as a program would. Lower it as
-/// the binary shrinks or those engines gain other users.
-const BINARY_BUDGET: usize = 7600;
+/// `examples/topdown_tree.rs` called `check` and `stat`'s views as a program would, then 5,171
+/// once `examples/exporter.rs` served a simulated box through `export::serving`, the HTTP
+/// server and its web configuration, and scraped itself (2,391 lines left: the server, its
+/// TLS and users, `serving` and `session::named`, which `serving` uses). Lower it as the
+/// binary shrinks or those engines gain other users.
+const BINARY_BUDGET: usize = 5200;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

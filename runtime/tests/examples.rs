@@ -204,3 +204,93 @@ fn the_exporter_example_serves_what_pmu_serve_sim_serves() {
         "{example}"
     );
 }
+
+#[path = "../examples/list_events.rs"]
+#[allow(dead_code)]
+mod list_events;
+
+#[test]
+fn the_list_events_example_prints_what_pmu_list_events_prints() {
+    // Intel's perfmon file for Ivy Bridge-EP (IvyTown), cut to one event: its name, codes and
+    // description as Intel's file writes them.
+    let dir = tempfile::tempdir().unwrap();
+    let perfmon = dir.path().join("ivytown_uncore.json");
+    std::fs::write(
+        &perfmon,
+        r#"{"Events": [{"EventName": "UNC_U_EVENT_MSG.IPI_RCVD", "EventCode": "0x42",
+            "UMask": "0x04", "BriefDescription": "Inter-processor interrupts received"}]}"#,
+    )
+    .unwrap();
+    for file in [None, Some(perfmon.as_path())] {
+        let example = list_events::report(file).unwrap_or_else(|e| panic!("{e}"));
+        let mut list = Command::new(env!("CARGO_BIN_EXE_pmu"));
+        list.args(["list", "--events", "--processor", list_events::PROCESSOR])
+            .args(["--unit", list_events::UNIT]);
+        if let Some(f) = file {
+            list.arg("--perfmon").arg(f);
+        }
+        let list = list.output().expect("pmu runs");
+        assert!(
+            list.status.success(),
+            "{}",
+            String::from_utf8_lossy(&list.stderr)
+        );
+        assert_eq!(example, String::from_utf8_lossy(&list.stdout));
+        // Ivy Bridge-EP's UBOX counts its messages with event 0x42, IPIs with umask bit 2
+        // (Intel's uncore guide), on either of its two counters.
+        let ipi = example
+            .lines()
+            .find(|l| l.starts_with("UNC_U_EVENT_MSG.IPI_RCVD "))
+            .unwrap_or_else(|| panic!("no IPI_RCVD in\n{example}"));
+        let words: Vec<&str> = ipi.split_whitespace().collect();
+        assert_eq!(words[1..5], ["UBOX", "0x42", "0x04", "0,1"], "{ipi}");
+        assert_eq!(
+            ipi.ends_with("Inter-processor interrupts received"),
+            file.is_some(),
+            "{ipi}"
+        );
+    }
+}
+
+#[path = "../examples/decode_value.rs"]
+#[allow(dead_code)]
+mod decode_value;
+
+#[test]
+fn the_decode_value_example_prints_what_pmu_decode_prints() {
+    let example = decode_value::report().unwrap_or_else(|e| panic!("{e}"));
+    let decode = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["decode", decode_value::REGISTER, decode_value::VALUE])
+        .output()
+        .expect("pmu runs");
+    assert!(
+        decode.status.success(),
+        "{}",
+        String::from_utf8_lossy(&decode.stderr)
+    );
+    assert_eq!(example, String::from_utf8_lossy(&decode.stdout));
+    // The SDM: IA32_PERFEVTSEL0 is MSR 186H; 0x43412e enables the counter (bit 22) for user
+    // and OS (16, 17) on event 2EH umask 41H, the architectural LLC misses.
+    assert!(
+        example.starts_with("IA32_PERFEVTSEL0 = 0x000000000043412e (64-bit, MSR 0x186)"),
+        "{example}"
+    );
+    assert!(example.contains("event: LLC_MISSES\n"), "{example}");
+    let field = |name: &str| {
+        example
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .and_then(|l| l.split_whitespace().nth(3))
+            .unwrap_or_else(|| panic!("no {name} in\n{example}"))
+    };
+    for (name, value) in [
+        ("en", "0x1"),
+        ("usr", "0x1"),
+        ("os", "0x1"),
+        ("umask", "0x41"),
+        ("ev_sel", "0x2e"),
+        ("inv", "0x0"),
+    ] {
+        assert_eq!(field(name), value, "{name}");
+    }
+}

@@ -294,3 +294,41 @@ fn the_decode_value_example_prints_what_pmu_decode_prints() {
         assert_eq!(field(name), value, "{name}");
     }
 }
+
+#[path = "../examples/discover_table.rs"]
+#[allow(dead_code)]
+mod discover_table;
+
+#[test]
+fn the_discover_table_example_prints_what_pmu_discover_sim_prints() {
+    let example = discover_table::report().unwrap_or_else(|e| panic!("{e}"));
+    let discover = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["discover", "--sim", "--processor", "sapphire-rapids"])
+        .output()
+        .expect("pmu runs");
+    assert!(
+        discover.status.success(),
+        "{}",
+        String::from_utf8_lossy(&discover.stderr)
+    );
+    assert_eq!(example, String::from_utf8_lossy(&discover.stdout));
+    let row = |name: &str| -> Vec<&str> {
+        example
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{example}"))
+            .split_whitespace()
+            .collect()
+    };
+    // Intel's Sapphire Rapids uncore guide: CHA n's unit control is MSR 0x2000 + 0x10 n.
+    assert_eq!(row("CHA0")[4..8], ["matching", "msr", "MSR", "0x2000"]);
+    assert_eq!(row("CHA1")[4..8], ["matching", "msr", "MSR", "0x2010"]);
+    // Linux ignores the table's UPI and M3UPI entries on this part (spr_uncore_units_ignore):
+    // those rows, and only those, are not compared.
+    for line in example.lines().skip(1) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let linux_ignores = words[1].starts_with("UPI") || words[1].starts_with("M3UPI");
+        let expected = if linux_ignores { "ignored" } else { "matching" };
+        assert_eq!(words[4], expected, "{line}");
+    }
+}

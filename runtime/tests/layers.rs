@@ -816,8 +816,11 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// TLS and users, `serving` and `session::named`, which `serving` uses), then 3,999 once
 /// `examples/list_events.rs` listed a unit's events through `report::listing` with Intel's
 /// descriptions (`perfmon`) and `examples/decode_value.rs` decoded a value through
-/// `report::register`. Lower it as the binary shrinks or those engines gain other users.
-const BINARY_BUDGET: usize = 4000;
+/// `report::register`, then 3,903 once `examples/discover_table.rs` printed a simulated
+/// part's joined discovery table through `report::joined` (and `discover`'s check of unread
+/// tables became `part::readable_tables`). Lower it as the binary shrinks or those engines
+/// gain other users.
+const BINARY_BUDGET: usize = 3910;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

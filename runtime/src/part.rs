@@ -283,7 +283,7 @@ pub fn joined_tables(machine: &Machine, spec: &'static Boxes) -> Vec<JoinedTable
         .collect()
 }
 
-/// The joins of `tables` as (socket, join) rows, as [`crate::report::joined`] prints them;
+/// The joins of `tables` as (socket, join) rows, as `pmu discover` prints them;
 /// any table that could not be read is the error, naming each socket, device and why
 /// ([`DiscoveryError::Unread`]).
 pub fn readable_tables(

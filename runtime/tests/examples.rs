@@ -332,3 +332,42 @@ fn the_discover_table_example_prints_what_pmu_discover_sim_prints() {
         assert_eq!(words[4], expected, "{line}");
     }
 }
+
+#[path = "../examples/detect_machine.rs"]
+#[allow(dead_code)]
+mod detect_machine;
+
+#[test]
+fn the_detect_machine_example_prints_what_pmu_detect_prints() {
+    // A machine whose cpuinfo names family 6, model 0x8f: Sapphire Rapids (the SDM's
+    // DisplayFamily_DisplayModel 06_8FH).
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("proc")).unwrap();
+    std::fs::write(
+        root.path().join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n\
+         model name\t: test part\nstepping\t: 8\n",
+    )
+    .unwrap();
+    let example = detect_machine::report(Some(root.path())).unwrap_or_else(|e| panic!("{e}"));
+    let detect = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["detect", "--root"])
+        .arg(root.path())
+        .output()
+        .expect("pmu runs");
+    assert!(
+        detect.status.success(),
+        "{}",
+        String::from_utf8_lossy(&detect.stderr)
+    );
+    assert_eq!(example, String::from_utf8_lossy(&detect.stdout));
+    assert!(example.starts_with("processor: test part"), "{example}");
+    assert!(example.contains("specs: sapphire-rapids ("), "{example}");
+    // The tree has no discovery device and no MSR files: both said.
+    assert!(example.contains("discovery table: not found"), "{example}");
+    assert!(example.contains("no /dev/cpu/*/msr"), "{example}");
+    // A tree without cpuinfo is refused, naming the file.
+    let empty = tempfile::tempdir().unwrap();
+    let e = detect_machine::report(Some(empty.path())).unwrap_err();
+    assert!(e.to_string().contains("proc/cpuinfo"), "{e}");
+}

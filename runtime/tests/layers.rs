@@ -818,9 +818,10 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// descriptions (`perfmon`) and `examples/decode_value.rs` decoded a value through
 /// `report::register`, then 3,903 once `examples/discover_table.rs` printed a simulated
 /// part's joined discovery table through `report::joined` (and `discover`'s check of unread
-/// tables became `part::readable_tables`). Lower it as the binary shrinks or those engines
-/// gain other users.
-const BINARY_BUDGET: usize = 3910;
+/// tables became `part::readable_tables`), then 3,669 once `detect`'s description moved into
+/// `report::machine::describe` and `examples/detect_machine.rs` printed it. Lower it as the
+/// binary shrinks or those engines gain other users.
+const BINARY_BUDGET: usize = 3680;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

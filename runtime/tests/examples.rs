@@ -371,3 +371,53 @@ fn the_detect_machine_example_prints_what_pmu_detect_prints() {
     let e = detect_machine::report(Some(empty.path())).unwrap_err();
     assert!(e.to_string().contains("proc/cpuinfo"), "{e}");
 }
+
+#[path = "../examples/perf_stat.rs"]
+#[allow(dead_code)]
+mod perf_stat;
+
+#[test]
+fn the_perf_stat_example_prints_what_pmu_stat_prints_but_the_numbers() {
+    let (example, exit_code) = perf_stat::report().unwrap_or_else(|e| panic!("{e}"));
+    let stat = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["stat", "-x,", "-e", perf_stat::EVENTS, "--"])
+        .args(perf_stat::COMMAND)
+        .output()
+        .expect("pmu runs");
+    assert!(
+        stat.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stat.stderr)
+    );
+    assert_eq!(exit_code, 0);
+    // pmu stat prints on stderr, as perf stat.
+    let printed = String::from_utf8_lossy(&stat.stderr);
+    assert_eq!(perf_stat::steady(&example), perf_stat::steady(&printed));
+    // perf stat's CSV: count, unit, event, time counted, share counted, derived value, its
+    // unit; the task clock in msec with the CPUs it kept busy, page faults per second of it.
+    let row = |event: &str| -> Vec<String> {
+        example
+            .lines()
+            .find(|l| l.split(',').nth(2) == Some(event))
+            .unwrap_or_else(|| panic!("no {event} in\n{example}"))
+            .split(',')
+            .map(String::from)
+            .collect()
+    };
+    let (clock, faults) = (row("task-clock"), row("page-faults"));
+    assert_eq!(
+        [&clock[1], &clock[6]],
+        ["msec", "CPUs utilized"],
+        "{example}"
+    );
+    assert_eq!(faults[6], "K/sec", "{example}");
+    let msec: f64 = clock[0].parse().unwrap();
+    let count: f64 = faults[0].parse().unwrap();
+    let rate: f64 = faults[5].parse().unwrap();
+    assert!(msec > 0.0 && count > 0.0, "{example}");
+    // The rate is the faults over the task clock's seconds, in thousands; the clock is
+    // printed to 0.01 msec, so allow that rounding.
+    let low = count / ((msec + 0.005) / 1000.0) / 1000.0;
+    let high = count / ((msec - 0.005).max(0.001) / 1000.0) / 1000.0;
+    assert!((low * 0.999..=high * 1.001).contains(&rate), "{example}");
+}

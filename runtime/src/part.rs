@@ -283,6 +283,27 @@ pub fn joined_tables(machine: &Machine, spec: &'static Boxes) -> Vec<JoinedTable
         .collect()
 }
 
+/// The joins of `tables` as (socket, join) rows, as `pmu discover` prints them;
+/// any table that could not be read is the error, naming each socket, device and why
+/// ([`DiscoveryError::Unread`]).
+pub fn readable_tables(
+    tables: Vec<JoinedTable>,
+) -> std::result::Result<Vec<(u32, Joined)>, DiscoveryError> {
+    let mut unread = Vec::new();
+    let mut joined = Vec::new();
+    for t in tables {
+        match t.joined {
+            Ok(j) => joined.push((t.socket, j)),
+            Err(e) => unread.push((t.socket, t.device, e)),
+        }
+    }
+    if unread.is_empty() {
+        Ok(joined)
+    } else {
+        Err(DiscoveryError::Unread { tables: unread })
+    }
+}
+
 /// Every table of every discovery domain of `processor` (`ProcessorInfo::discovery_domains`)
 /// on `machine`, each read and joined on its own ([`crate::discovery::read_domains`]): on the
 /// simulator the tables it publishes for the processor (one socket, one die:

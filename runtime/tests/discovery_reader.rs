@@ -364,3 +364,24 @@ proptest! {
         let _ = locate(&t, DEVICE);
     }
 }
+
+#[test]
+fn a_table_that_could_not_be_read_is_named_with_its_socket_and_device() {
+    use pmu_runtime::part::{joined_tables, readable_tables, JoinedTable};
+    let processor = &pmu_regs::sapphire_rapids::PROCESSOR;
+    let machine = pmu_runtime::machine::Machine::simulating(processor);
+    let boxes = pmu_runtime::boxes::Boxes::of(processor);
+    let read = readable_tables(joined_tables(&machine, boxes)).expect("the simulated table");
+    assert_eq!(read.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [0]);
+    let mut tables = joined_tables(&machine, boxes);
+    tables.push(JoinedTable {
+        socket: 1,
+        device: Bdf::new(0xfe, 0, 1),
+        joined: Err(DiscoveryError::NoUnits { address: 0x1000 }),
+    });
+    let e = readable_tables(tables).expect_err("socket 1's table was not read");
+    assert_eq!(
+        e.to_string(),
+        "socket 1 (device 0000:fe:00.1): the discovery table at 0x1000 declares no unit entries"
+    );
+}

@@ -163,3 +163,261 @@ fn the_topdown_tree_example_prints_what_pmu_stat_sim_td_level_prints() {
     );
     assert!(example.lines().any(|l| l.ends_with("<==")), "{example}");
 }
+
+#[path = "../examples/exporter.rs"]
+#[allow(dead_code)]
+mod exporter;
+
+#[path = "support/serve.rs"]
+#[allow(dead_code)]
+mod serve;
+
+#[test]
+fn the_exporter_example_serves_what_pmu_serve_sim_serves() {
+    let example = exporter::scrape_once().unwrap_or_else(|e| panic!("{e}"));
+    let served = serve::start(&[
+        "--sim",
+        "--unit",
+        exporter::UNIT,
+        "--event",
+        exporter::EVENT,
+        "--interval",
+        "0.05",
+    ]);
+    let (status, scraped) = serve::get_as(served.addr, "/metrics", exporter::ACCEPT);
+    assert_eq!(status, 200, "{scraped}");
+    // The same series, labels, help and types; only the counts and times differ.
+    assert_eq!(exporter::steady(&example), exporter::steady(&scraped));
+    assert!(example.ends_with("# EOF\n"), "{example}");
+    // The simulator counts 1,000 events a second of real time: the total is at most that
+    // many times the seconds since programming, and each 50 ms interval added about 50.
+    let one = |name: &str| {
+        let values: Vec<f64> = serve::samples(&example, name).into_values().collect();
+        assert_eq!(values.len(), 1, "{name} in\n{example}");
+        values[0]
+    };
+    let (events, intervals) = (one("pmu_events_total"), one("pmu_intervals_total"));
+    assert!(intervals >= 1.0, "{example}");
+    assert!(events >= 45.0 * intervals, "{example}");
+    assert!(
+        events <= 1000.0 * one("pmu_since_programmed_seconds") + 1.0,
+        "{example}"
+    );
+}
+
+#[path = "../examples/list_events.rs"]
+#[allow(dead_code)]
+mod list_events;
+
+#[test]
+fn the_list_events_example_prints_what_pmu_list_events_prints() {
+    // Intel's perfmon file for Ivy Bridge-EP (IvyTown), cut to one event: its name, codes and
+    // description as Intel's file writes them.
+    let dir = tempfile::tempdir().unwrap();
+    let perfmon = dir.path().join("ivytown_uncore.json");
+    std::fs::write(
+        &perfmon,
+        r#"{"Events": [{"EventName": "UNC_U_EVENT_MSG.IPI_RCVD", "EventCode": "0x42",
+            "UMask": "0x04", "BriefDescription": "Inter-processor interrupts received"}]}"#,
+    )
+    .unwrap();
+    for file in [None, Some(perfmon.as_path())] {
+        let example = list_events::report(file).unwrap_or_else(|e| panic!("{e}"));
+        let mut list = Command::new(env!("CARGO_BIN_EXE_pmu"));
+        list.args(["list", "--events", "--processor", list_events::PROCESSOR])
+            .args(["--unit", list_events::UNIT]);
+        if let Some(f) = file {
+            list.arg("--perfmon").arg(f);
+        }
+        let list = list.output().expect("pmu runs");
+        assert!(
+            list.status.success(),
+            "{}",
+            String::from_utf8_lossy(&list.stderr)
+        );
+        assert_eq!(example, String::from_utf8_lossy(&list.stdout));
+        // Ivy Bridge-EP's UBOX counts its messages with event 0x42, IPIs with umask bit 2
+        // (Intel's uncore guide), on either of its two counters.
+        let ipi = example
+            .lines()
+            .find(|l| l.starts_with("UNC_U_EVENT_MSG.IPI_RCVD "))
+            .unwrap_or_else(|| panic!("no IPI_RCVD in\n{example}"));
+        let words: Vec<&str> = ipi.split_whitespace().collect();
+        assert_eq!(words[1..5], ["UBOX", "0x42", "0x04", "0,1"], "{ipi}");
+        assert_eq!(
+            ipi.ends_with("Inter-processor interrupts received"),
+            file.is_some(),
+            "{ipi}"
+        );
+    }
+}
+
+#[path = "../examples/decode_value.rs"]
+#[allow(dead_code)]
+mod decode_value;
+
+#[test]
+fn the_decode_value_example_prints_what_pmu_decode_prints() {
+    let example = decode_value::report().unwrap_or_else(|e| panic!("{e}"));
+    let decode = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["decode", decode_value::REGISTER, decode_value::VALUE])
+        .output()
+        .expect("pmu runs");
+    assert!(
+        decode.status.success(),
+        "{}",
+        String::from_utf8_lossy(&decode.stderr)
+    );
+    assert_eq!(example, String::from_utf8_lossy(&decode.stdout));
+    // The SDM: IA32_PERFEVTSEL0 is MSR 186H; 0x43412e enables the counter (bit 22) for user
+    // and OS (16, 17) on event 2EH umask 41H, the architectural LLC misses.
+    assert!(
+        example.starts_with("IA32_PERFEVTSEL0 = 0x000000000043412e (64-bit, MSR 0x186)"),
+        "{example}"
+    );
+    assert!(example.contains("event: LLC_MISSES\n"), "{example}");
+    let field = |name: &str| {
+        example
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .and_then(|l| l.split_whitespace().nth(3))
+            .unwrap_or_else(|| panic!("no {name} in\n{example}"))
+    };
+    for (name, value) in [
+        ("en", "0x1"),
+        ("usr", "0x1"),
+        ("os", "0x1"),
+        ("umask", "0x41"),
+        ("ev_sel", "0x2e"),
+        ("inv", "0x0"),
+    ] {
+        assert_eq!(field(name), value, "{name}");
+    }
+}
+
+#[path = "../examples/discover_table.rs"]
+#[allow(dead_code)]
+mod discover_table;
+
+#[test]
+fn the_discover_table_example_prints_what_pmu_discover_sim_prints() {
+    let example = discover_table::report().unwrap_or_else(|e| panic!("{e}"));
+    let discover = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["discover", "--sim", "--processor", "sapphire-rapids"])
+        .output()
+        .expect("pmu runs");
+    assert!(
+        discover.status.success(),
+        "{}",
+        String::from_utf8_lossy(&discover.stderr)
+    );
+    assert_eq!(example, String::from_utf8_lossy(&discover.stdout));
+    let row = |name: &str| -> Vec<&str> {
+        example
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{example}"))
+            .split_whitespace()
+            .collect()
+    };
+    // Intel's Sapphire Rapids uncore guide: CHA n's unit control is MSR 0x2000 + 0x10 n.
+    assert_eq!(row("CHA0")[4..8], ["matching", "msr", "MSR", "0x2000"]);
+    assert_eq!(row("CHA1")[4..8], ["matching", "msr", "MSR", "0x2010"]);
+    // Linux ignores the table's UPI and M3UPI entries on this part (spr_uncore_units_ignore):
+    // those rows, and only those, are not compared.
+    for line in example.lines().skip(1) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let linux_ignores = words[1].starts_with("UPI") || words[1].starts_with("M3UPI");
+        let expected = if linux_ignores { "ignored" } else { "matching" };
+        assert_eq!(words[4], expected, "{line}");
+    }
+}
+
+#[path = "../examples/detect_machine.rs"]
+#[allow(dead_code)]
+mod detect_machine;
+
+#[test]
+fn the_detect_machine_example_prints_what_pmu_detect_prints() {
+    // A machine whose cpuinfo names family 6, model 0x8f: Sapphire Rapids (the SDM's
+    // DisplayFamily_DisplayModel 06_8FH).
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("proc")).unwrap();
+    std::fs::write(
+        root.path().join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n\
+         model name\t: test part\nstepping\t: 8\n",
+    )
+    .unwrap();
+    let example = detect_machine::report(Some(root.path())).unwrap_or_else(|e| panic!("{e}"));
+    let detect = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["detect", "--root"])
+        .arg(root.path())
+        .output()
+        .expect("pmu runs");
+    assert!(
+        detect.status.success(),
+        "{}",
+        String::from_utf8_lossy(&detect.stderr)
+    );
+    assert_eq!(example, String::from_utf8_lossy(&detect.stdout));
+    assert!(example.starts_with("processor: test part"), "{example}");
+    assert!(example.contains("specs: sapphire-rapids ("), "{example}");
+    // The tree has no discovery device and no MSR files: both said.
+    assert!(example.contains("discovery table: not found"), "{example}");
+    assert!(example.contains("no /dev/cpu/*/msr"), "{example}");
+    // A tree without cpuinfo is refused, naming the file.
+    let empty = tempfile::tempdir().unwrap();
+    let e = detect_machine::report(Some(empty.path())).unwrap_err();
+    assert!(e.to_string().contains("proc/cpuinfo"), "{e}");
+}
+
+#[path = "../examples/perf_stat.rs"]
+#[allow(dead_code)]
+mod perf_stat;
+
+#[test]
+fn the_perf_stat_example_prints_what_pmu_stat_prints_but_the_numbers() {
+    let (example, exit_code) = perf_stat::report().unwrap_or_else(|e| panic!("{e}"));
+    let stat = Command::new(env!("CARGO_BIN_EXE_pmu"))
+        .args(["stat", "-x,", "-e", perf_stat::EVENTS, "--"])
+        .args(perf_stat::COMMAND)
+        .output()
+        .expect("pmu runs");
+    assert!(
+        stat.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stat.stderr)
+    );
+    assert_eq!(exit_code, 0);
+    // pmu stat prints on stderr, as perf stat.
+    let printed = String::from_utf8_lossy(&stat.stderr);
+    assert_eq!(perf_stat::steady(&example), perf_stat::steady(&printed));
+    // perf stat's CSV: count, unit, event, time counted, share counted, derived value, its
+    // unit; the task clock in msec with the CPUs it kept busy, page faults per second of it.
+    let row = |event: &str| -> Vec<String> {
+        example
+            .lines()
+            .find(|l| l.split(',').nth(2) == Some(event))
+            .unwrap_or_else(|| panic!("no {event} in\n{example}"))
+            .split(',')
+            .map(String::from)
+            .collect()
+    };
+    let (clock, faults) = (row("task-clock"), row("page-faults"));
+    assert_eq!(
+        [&clock[1], &clock[6]],
+        ["msec", "CPUs utilized"],
+        "{example}"
+    );
+    assert_eq!(faults[6], "K/sec", "{example}");
+    let msec: f64 = clock[0].parse().unwrap();
+    let count: f64 = faults[0].parse().unwrap();
+    let rate: f64 = faults[5].parse().unwrap();
+    assert!(msec > 0.0 && count > 0.0, "{example}");
+    // The rate is the faults over the task clock's seconds, in thousands; the clock is
+    // printed to 0.01 msec, so allow that rounding.
+    let low = count / ((msec + 0.005) / 1000.0) / 1000.0;
+    let high = count / ((msec - 0.005).max(0.001) / 1000.0) / 1000.0;
+    assert!((low * 0.999..=high * 1.001).contains(&rate), "{example}");
+}

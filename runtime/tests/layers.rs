@@ -806,13 +806,19 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// The issue asks for 3,500. Counted this way the binary was 9,308 lines when the count began
 /// (bin/ 3,224; the `report` modules but `counts`; `export::serving`; and whole library
 /// engines only `pmu` drives so far: the HTTP server and its TLS configuration, `stat`,
-/// `detect` and `identify`, `perfmon`, `session::named`, `perf::task`). The budget is what
-/// has been reached (`report::metric_values` left the count when `examples/metric_group.rs`
-/// began printing through it, and `report::table` when `report::counts` began quoting its
-/// CSV cells with the table's `csv_cell`), then 7,562 once `examples/conformance.rs` and
-/// `examples/topdown_tree.rs` called `check` and `stat`'s views as a program would. Lower it as
-/// the binary shrinks or those engines gain other users.
-const BINARY_BUDGET: usize = 7600;
+/// `detect` and `identify`, `perfmon`, `session::named`, `perf::task`). It fell as those
+/// engines gained users a program could be: 7,562 once `examples/metric_group.rs`,
+/// `conformance.rs` and `topdown_tree.rs` printed through `report::metric_values`, `check`
+/// and `stat`'s views; 5,171 once `examples/exporter.rs` served a simulated box through
+/// `export::serving`, the HTTP server and its web configuration and scraped itself (2,391
+/// lines: the server, its TLS and users, `serving` and `session::named`); 3,999 once
+/// `examples/list_events.rs` and `decode_value.rs` printed through `report::listing` (with
+/// Intel's descriptions, `perfmon`) and `report::register`; 3,903 with
+/// `examples/discover_table.rs` (`report::joined`); 3,669 with `examples/detect_machine.rs`
+/// (`report::machine`, `detect`'s description moved there); and 3,399, `src/bin/` alone, with
+/// `examples/perf_stat.rs` (`stat::report`). Each example is diffed against its command in
+/// `tests/examples.rs` and `.ci/run`. Lower it as the binary shrinks.
+const BINARY_BUDGET: usize = 3420;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

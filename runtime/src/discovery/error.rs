@@ -157,6 +157,12 @@ pub enum DiscoveryError {
         /// What went wrong.
         source: Box<DiscoveryError>,
     },
+    /// Discovery tables that were found and could not be read: each with the socket it was
+    /// taken to describe, the device that locates it, and why.
+    Unread {
+        /// (socket, discovery device, why), in device order.
+        tables: Vec<(u32, Bdf, DiscoveryError)>,
+    },
     /// Two entries' registers overlap (the range from one's box control to its last counter
     /// or control reaches into the other's): one of them is off, and programming one would
     /// write the other.
@@ -191,6 +197,10 @@ impl fmt::Display for DiscoveryError {
             OverlappingBoxes { entries, addresses } => write!(f, "entries {} and {} of the discovery table overlap: the registers of the box at {} reach into those of the box at {}; one is off, so neither is used", entries.0, entries.1, addresses.0, addresses.1),
             NoTableAddress { msr, cpu, value } => write!(f, "MSR {msr:#x} on CPU {cpu} holds {value:#x}, not the address of a discovery table; the part publishes no table there"),
             InDomain { domain, index, source } => write!(f, "discovery domain {domain} (table {index}): {source}; its boxes are not used, the other domains' are"),
+            Unread { tables } => {
+                let each: Vec<String> = tables.iter().map(|(socket, device, e)| format!("socket {socket} (device {device}): {e}")).collect();
+                write!(f, "{}", each.join("; "))
+            }
             SharedAddress { address, entries } => write!(f, "entries {} and {} of the discovery table both put their box control at {address}; one is off, so neither is used", entries.0, entries.1),
         }
     }

@@ -4,10 +4,56 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::detect::{described_vendors, Cpu, TableReport};
+use serde_json::json;
+
+use crate::detect::{cpuinfo_path, described_vendors, discovery_tables, read, Cpu, TableReport};
 use crate::discovery::DISCOVERY_DEVICE_ID;
 use crate::machine::Machine;
 use crate::part;
+
+/// The machine under `root` (`/` without one) as `pmu detect` describes it: its processor,
+/// the specs that describe it, its part's box counts, how its discovery tables agree with
+/// the spec, and what it can count through; as text, or JSON when `json_out`. The error
+/// says which cpuinfo could not be read.
+pub fn describe(root: Option<&Path>, json_out: bool) -> Result<String, String> {
+    let Some(cpu) = read(root) else {
+        return Err(format!(
+            "cannot read the processor from {}; is /proc mounted, or does --root point at the \
+             right tree?",
+            cpuinfo_path(root).display()
+        ));
+    };
+    let uncore = cpu
+        .uncore_spec()
+        .and_then(|s| crate::lookup::processor(s).ok());
+    let discovery = uncore.and_then(|p| discovery_tables(root, p));
+    let access = CountingAccess::of(root);
+    if json_out {
+        return Ok(describe_json(&cpu, discovery.as_deref(), &access));
+    }
+    let mut out = format!("processor: {}\n{}\n", cpu.describe(), verdict(&cpu));
+    if let Some(p) = uncore {
+        out.push_str(&box_counts(root, p));
+    }
+    if let Some(tables) = &discovery {
+        out.push_str(&discovery_lines(root, tables));
+    }
+    out.push_str(&access.text());
+    Ok(out)
+}
+
+/// [`describe`]'s JSON: one object, a line.
+fn describe_json(cpu: &Cpu, discovery: Option<&[TableReport]>, access: &CountingAccess) -> String {
+    let tables: Vec<_> = discovery
+        .iter()
+        .flat_map(|t| t.iter())
+        .map(|t| json!({"device": t.device, "read": t.read, "matching": t.counts[0], "missing": t.counts[1], "unknown": t.counts[2], "disagreeing": t.counts[3], "ignored": t.counts[4], "counted_by_part": t.counts[5], "error": t.error}))
+        .collect();
+    format!(
+        "{}\n",
+        json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": cpu.specs(), "discovery_tables": discovery.map(|_| tables), "counting": {"msr": access.msr, "core_pmu": access.core_pmu, "uncore_pmus": access.uncore_pmus, "missing": access.missing(), "instead": access.instead()}})
+    )
+}
 
 /// What the specs say of `cpu`: `specs: ID (code names), ...`, or why none matches and what
 /// to do (`--sim`).

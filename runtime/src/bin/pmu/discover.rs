@@ -9,7 +9,7 @@ use pmu_runtime::discovery::{
 };
 use pmu_runtime::lookup::processor;
 use pmu_runtime::machine::Machine;
-use pmu_runtime::part::{joined_tables, JoinedTable};
+use pmu_runtime::part::{joined_tables, readable_tables, JoinedTable};
 use pmu_runtime::report::joined::{json_text, text};
 use pmu_runtime::Bdf;
 
@@ -115,19 +115,9 @@ fn hardware(root: Option<&Path>, boxes: &'static Boxes) -> Result<Vec<(u32, Join
 /// The joins of tables that were read; any table that could not be read fails the command,
 /// naming each device and why.
 fn readable(tables: Vec<JoinedTable>) -> Result<Vec<(u32, Joined)>, Failure> {
-    let mut why = Vec::new();
-    let mut joined = Vec::new();
-    for t in tables {
-        match t.joined {
-            Ok(j) => joined.push((t.socket, j)),
-            Err(e) => why.push(format!("socket {} (device {}): {e}", t.socket, t.device)),
-        }
-    }
-    if why.is_empty() {
-        return Ok(joined);
-    }
-    Err(Failure::operation(format!(
-        "{}; a table dumped to a file is read with --table FILE",
-        why.join("; ")
-    )))
+    readable_tables(tables).map_err(|e| {
+        Failure::operation(format!(
+            "{e}; a table dumped to a file is read with --table FILE"
+        ))
+    })
 }

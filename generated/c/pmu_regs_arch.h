@@ -303,9 +303,9 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_count_get(uint64_t reg) { return 
 static inline uint64_t pmu_arch_ia32_fixed_ctr_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR_COUNT_SHIFT, value); }
 
 /*
- * IA32_FIXED_CTR_CTRL: Control for the three fixed-function counters: one 4-bit block per
- * counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3)
- * and a PMI enable.
+ * IA32_FIXED_CTR_CTRL: Control for the fixed-function counters (0 to 2 on every core, 3 and 4
+ * to 6 on the processors that have them): one 4-bit block per counter i at bits 4i+3:4i,
+ * holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.
  *
  * 64-bit MSR.
  *

@@ -630,8 +630,9 @@ impl Ia32FixedCtrCtrlEn0 {
     }
 }
 
-/// Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i,
-/// holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.
+/// Control for the fixed-function counters (0 to 2 on every core, 3 and 4 to 6 on the processors
+/// that have them): one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level
+/// enable, an AnyThread bit (version 3) and a PMI enable.
 ///
 /// `IA32_FIXED_CTR_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
 /// sources: [`Ia32FixedCtrCtrlLayout`].
@@ -815,7 +816,7 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtrCtrlLayout::NAME, type_name: "Ia32FixedCtrCtrl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtrCtrlLayout::RESET, reserved_mask: Ia32FixedCtrCtrlLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrCtrlLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrCtrlLayout::WRITABLE_MASK,
-    description: "Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
+    description: "Control for the fixed-function counters (0 to 2 on every core, 3 and 4 to 6 on the processors that have them): one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "IA32_FIXED_CTR_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x38D), source: "linux-msr-index" },

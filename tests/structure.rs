@@ -116,7 +116,8 @@ fn every_counter_of_every_box_resolves() {
     // QPI 4*3, R2PCIe 4, R3QPI 3*3 = 174), v4 (as v3 with 24 C-boxes = 198), Skylake-SP and
     // Cascade Lake each (U 3, CHA 4*28, IIO 4*6, IRP 2*6, PCU 4, iMC 5*6, M2M 4*2, UPI 4*3,
     // M3UPI 3*3, M2PCIe 4*4 = 230), Ice Lake-SP (U 3, CHA 4*40, IIO 4*6, IRP 2*6, M2PCIe 4*6, PCU 4,
-    // M2M 4*4, UPI 4*3, M3UPI 4*3, memory-mapped iMC 5*12 = 327), core 11, Sapphire Rapids
+    // M2M 4*4, UPI 4*3, M3UPI 4*3, memory-mapped iMC 5*12 = 327), core 14 (8 general, fixed
+    // 0-2 and Clearwater Forest's fixed 4-6), Sapphire Rapids
     // (CHA 4*60, U 2, IIO 4*12, IRP 2*12, UPI 4*4, M3UPI 4*4, M2M 4*4, memory-mapped iMC
     // 5*8 = 402) and Emerald Rapids (its units), Granite Rapids (CHA 4*126, IIO 4*16,
     // IRP 2*16, U 2, B2CMI 4*12, UPI 4*6, memory-mapped iMC 5*12 = 734) and Sierra and
@@ -135,7 +136,7 @@ fn every_counter_of_every_box_resolves() {
             + 198
             + 230 * 2
             + 327
-            + 11
+            + 14
             + 402 * 2
             + 734 * 3
             + 16 * 2

@@ -219,7 +219,8 @@ fn identity_errors() {
 
 /// Discovery domains (issue 43) found both ways or neither, through a PCI device id beyond 16
 /// bits, twice under one id, with ignore lists that are not `TYPE=NAME` or give a type twice,
-/// from an undeclared source; discovery types on a processor without domains.
+/// from an undeclared source; and fixed-counters naming a counter the core unit lacks, fixed
+/// counter 3 without topdown-metrics, or on a processor without a core PMU.
 #[test]
 fn discovery_domain_errors() {
     insta::assert_snapshot!(processors_diagnostics("discovery_domains"));

@@ -96,6 +96,10 @@ pub struct RawProcessor {
     /// the core has neither it nor fixed counter 3.
     #[serde(rename = "@topdown-metrics", default)]
     pub topdown_metrics: Option<String>,
+    /// The core's fixed counters (`0-2,4-6`), where they are not the default: 0 to 2, and 3
+    /// with `topdown-metrics`.
+    #[serde(rename = "@fixed-counters", default)]
+    pub fixed_counters: Option<String>,
     #[serde(default)]
     pub document: Vec<RawDocument>,
     #[serde(default)]

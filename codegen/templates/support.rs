@@ -596,6 +596,11 @@ pub struct ProcessorInfo {
     /// fixed counter 3, TOPDOWN.SLOTS (`processors.xml`'s `topdown-metrics`): 4 on Ice
     /// Lake-SP, 8 from Sapphire Rapids; 0 where the core has neither register.
     pub topdown_metrics: u8,
+    /// The fixed counters its core has, bit i for IA32_FIXED_CTRi (`processors.xml`'s
+    /// `fixed-counters`): 0 to 2 (0x07), with 3, TOPDOWN.SLOTS, where the core has
+    /// `topdown_metrics` (0x0F), 0 to 2 and 4 to 6 on Clearwater Forest (0x77); 0 without an
+    /// Intel core PMU. CPUID leaf 0AH says which a part has; this is what the spec expects.
+    pub fixed_counters: u8,
     /// Where the part's uncore discovery tables are, one entry per domain
     /// (`processors.xml`'s `<discovery-domain>`); empty for a part with one table per socket
     /// found through the generic discovery device (0x09A7), or none.

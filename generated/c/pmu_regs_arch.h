@@ -303,9 +303,9 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_count_get(uint64_t reg) { return 
 static inline uint64_t pmu_arch_ia32_fixed_ctr_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR_COUNT_SHIFT, value); }
 
 /*
- * IA32_FIXED_CTR_CTRL: Control for the three fixed-function counters: one 4-bit block per
- * counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3)
- * and a PMI enable.
+ * IA32_FIXED_CTR_CTRL: Control for the fixed-function counters (0 to 2 on every core, 3 and 4
+ * to 6 on the processors that have them): one 4-bit block per counter i at bits 4i+3:4i,
+ * holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.
  *
  * 64-bit MSR.
  *
@@ -315,15 +315,97 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_count_set(uint64_t reg, uint64_t 
  * (253669), section 18.2.3, p. 18-9.
  *
  * Note (info): The block of counter 3.
+ * Note (info): The blocks of counters 4 to 6.
  * The notes in full: generated/docs/arch/core.md.
  */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_WIDTH 64
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_COUNT 1
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_RESET 0x0000000000000000ULL
-#define PMU_ARCH_IA32_FIXED_CTR_CTRL_RESERVED_MASK 0xFFFFFFFFFFFF0000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_RESERVED_MASK 0xFFFFFFFFF4440000ULL
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_ARCH_IA32_FIXED_CTR_CTRL_WRITABLE_MASK 0x000000000000FFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_WRITABLE_MASK 0x000000000BBBFFFFULL
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL 0x38DU
+
+/*
+ * en6_pmi (bit 27, rw, role overflow-enable of counter 38): Raise a PMI when IA32_FIXED_CTR6
+ * overflows; only on processors with fixed counter 6 (processors.xml's fixed-counters),
+ * reserved on the others.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_PMI_SHIFT 27
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_PMI_WIDTH 1
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_PMI_MASK 0x0000000008000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_PMI_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en6_pmi_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_PMI_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en6_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_PMI_SHIFT, value); }
+
+/*
+ * en6 (bits 25:24, rw, role ring-enable of counter 38): Privilege levels at which
+ * IA32_FIXED_CTR6 counts; only on processors with fixed counter 6, reserved on the others.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_SHIFT 24
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_WIDTH 2
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_MASK 0x0000000003000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_MAX 0x0000000000000003ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_DISABLED 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_OS 0x0000000000000001ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_USR 0x0000000000000002ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_ALL 0x0000000000000003ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en6_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en6_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN6_SHIFT, value); }
+
+/*
+ * en5_pmi (bit 23, rw, role overflow-enable of counter 37): Raise a PMI when IA32_FIXED_CTR5
+ * overflows; only on processors with fixed counter 5 (processors.xml's fixed-counters),
+ * reserved on the others.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_PMI_SHIFT 23
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_PMI_WIDTH 1
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_PMI_MASK 0x0000000000800000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_PMI_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en5_pmi_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_PMI_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en5_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_PMI_SHIFT, value); }
+
+/*
+ * en5 (bits 21:20, rw, role ring-enable of counter 37): Privilege levels at which
+ * IA32_FIXED_CTR5 counts; only on processors with fixed counter 5, reserved on the others.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_SHIFT 20
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_WIDTH 2
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_MASK 0x0000000000300000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_MAX 0x0000000000000003ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_DISABLED 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_OS 0x0000000000000001ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_USR 0x0000000000000002ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_ALL 0x0000000000000003ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en5_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en5_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN5_SHIFT, value); }
+
+/*
+ * en4_pmi (bit 19, rw, role overflow-enable of counter 36): Raise a PMI when IA32_FIXED_CTR4
+ * overflows; only on processors with fixed counter 4 (processors.xml's fixed-counters),
+ * reserved on the others.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_PMI_SHIFT 19
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_PMI_WIDTH 1
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_PMI_MASK 0x0000000000080000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_PMI_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en4_pmi_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_PMI_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en4_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_PMI_SHIFT, value); }
+
+/*
+ * en4 (bits 17:16, rw, role ring-enable of counter 36): Privilege levels at which
+ * IA32_FIXED_CTR4 counts; only on processors with fixed counter 4, reserved on the others.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_SHIFT 16
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_WIDTH 2
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_MASK 0x0000000000030000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_MAX 0x0000000000000003ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_DISABLED 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_OS 0x0000000000000001ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_USR 0x0000000000000002ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_ALL 0x0000000000000003ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en4_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en4_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN4_SHIFT, value); }
 
 /*
  * en3_pmi (bit 15, rw): Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS) overflows; only on
@@ -494,7 +576,7 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en0_set(uint64_t reg, uint64
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_WIDTH 64
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_COUNT 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_RESET 0x0000000000000000ULL
-#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_RESERVED_MASK 0x037EFFF800000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_RESERVED_MASK 0x037EFF8800000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_IGNORED_MASK 0x0000000000000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_WRITABLE_MASK 0x0000000000000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS 0x38EU
@@ -571,6 +653,36 @@ static inline uint64_t pmu_arch_ia32_perf_global_status_trace_topa_pmi_get(uint6
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_PERF_METRICS_OVF_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_status_perf_metrics_ovf_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_PERF_METRICS_OVF_MASK, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_PERF_METRICS_OVF_SHIFT); }
 
+/*
+ * ovf_fixed_ctr6 (bit 38, ro-v, role overflow of counter 38): IA32_FIXED_CTR6 overflowed (only
+ * on processors with fixed counter 6).
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR6_SHIFT 38
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR6_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR6_MASK 0x0000004000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR6_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_fixed_ctr6_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR6_MASK, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR6_SHIFT); }
+
+/*
+ * ovf_fixed_ctr5 (bit 37, ro-v, role overflow of counter 37): IA32_FIXED_CTR5 overflowed (only
+ * on processors with fixed counter 5).
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR5_SHIFT 37
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR5_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR5_MASK 0x0000002000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR5_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_fixed_ctr5_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR5_MASK, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR5_SHIFT); }
+
+/*
+ * ovf_fixed_ctr4 (bit 36, ro-v, role overflow of counter 36): IA32_FIXED_CTR4 overflowed (only
+ * on processors with fixed counter 4).
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR4_SHIFT 36
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR4_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR4_MASK 0x0000001000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR4_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_fixed_ctr4_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR4_MASK, PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR4_SHIFT); }
+
 /* ovf_fixed_ctr2 (bit 34, ro-v, role overflow of counter 34): IA32_FIXED_CTR2 overflowed. */
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR2_SHIFT 34
 #define PMU_ARCH_IA32_PERF_GLOBAL_STATUS_OVF_FIXED_CTR2_WIDTH 1
@@ -622,9 +734,9 @@ static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_pmc_get(uint64_t reg
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_WIDTH 64
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_COUNT 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_RESET 0x0000000000000000ULL
-#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_RESERVED_MASK 0xFFFEFFF000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_RESERVED_MASK 0xFFFEFF8000000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_WRITABLE_MASK 0x0001000FFFFFFFFFULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_WRITABLE_MASK 0x0001007FFFFFFFFFULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL 0x38FU
 
 /*
@@ -637,6 +749,39 @@ static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_pmc_get(uint64_t reg
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_perf_metrics_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_SHIFT); }
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_perf_metrics_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_SHIFT, value); }
+
+/*
+ * en_fixed_ctr6 (bit 38, rw, role counter-enable of counter 38): Enable IA32_FIXED_CTR6, on
+ * processors with fixed counter 6 (processors.xml's fixed-counters); reserved on the others.
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR6_SHIFT 38
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR6_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR6_MASK 0x0000004000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR6_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr6_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR6_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR6_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr6_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR6_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR6_SHIFT, value); }
+
+/*
+ * en_fixed_ctr5 (bit 37, rw, role counter-enable of counter 37): Enable IA32_FIXED_CTR5, on
+ * processors with fixed counter 5; reserved on the others.
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR5_SHIFT 37
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR5_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR5_MASK 0x0000002000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR5_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr5_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR5_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR5_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr5_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR5_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR5_SHIFT, value); }
+
+/*
+ * en_fixed_ctr4 (bit 36, rw, role counter-enable of counter 36): Enable IA32_FIXED_CTR4, on
+ * processors with fixed counter 4; reserved on the others.
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR4_SHIFT 36
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR4_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR4_MASK 0x0000001000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR4_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr4_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR4_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR4_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr4_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR4_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR4_SHIFT, value); }
 
 /*
  * en_fixed_ctr3 (bit 35, rw): Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on processors with the
@@ -706,9 +851,9 @@ static inline uint64_t pmu_arch_ia32_perf_global_ctrl_pmc_en_set(uint64_t reg, u
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_WIDTH 64
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_COUNT 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_RESET 0x0000000000000000ULL
-#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_RESERVED_MASK 0x037FFFF800000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_RESERVED_MASK 0x037FFF8800000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_WRITABLE_MASK 0xFC800007FFFFFFFFULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_WRITABLE_MASK 0xFC800077FFFFFFFFULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL 0x390U
 
 /* clr_cond_chgd (bit 63, w1c): Clear CondChgd. */
@@ -759,6 +904,36 @@ static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_lbr_frz_set(uint64
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_TRACE_TOPA_PMI_MASK 0x0080000000000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_TRACE_TOPA_PMI_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_trace_topa_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_TRACE_TOPA_PMI_MASK, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_TRACE_TOPA_PMI_SHIFT, value); }
+
+/*
+ * clr_ovf_fixed_ctr6 (bit 38, w1c, role overflow-clear of counter 38): Clear the
+ * IA32_FIXED_CTR6 overflow bit (only on processors with fixed counter 6).
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR6_SHIFT 38
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR6_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR6_MASK 0x0000004000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR6_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_ovf_fixed_ctr6_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR6_MASK, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR6_SHIFT, value); }
+
+/*
+ * clr_ovf_fixed_ctr5 (bit 37, w1c, role overflow-clear of counter 37): Clear the
+ * IA32_FIXED_CTR5 overflow bit (only on processors with fixed counter 5).
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR5_SHIFT 37
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR5_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR5_MASK 0x0000002000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR5_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_ovf_fixed_ctr5_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR5_MASK, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR5_SHIFT, value); }
+
+/*
+ * clr_ovf_fixed_ctr4 (bit 36, w1c, role overflow-clear of counter 36): Clear the
+ * IA32_FIXED_CTR4 overflow bit (only on processors with fixed counter 4).
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR4_SHIFT 36
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR4_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR4_MASK 0x0000001000000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR4_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_ovf_ctrl_clr_ovf_fixed_ctr4_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR4_MASK, PMU_ARCH_IA32_PERF_GLOBAL_OVF_CTRL_CLR_OVF_FIXED_CTR4_SHIFT, value); }
 
 /*
  * clr_ovf_fixed_ctr2 (bit 34, w1c, role overflow-clear of counter 34): Clear the
@@ -1023,6 +1198,128 @@ static inline uint64_t pmu_arch_ia32_perf_global_inuse_perfevtsel_in_use_get(uin
 #define PMU_ARCH_IA32_FIXED_CTR3_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
 static inline uint64_t pmu_arch_ia32_fixed_ctr3_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR3_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR3_COUNT_SHIFT); }
 static inline uint64_t pmu_arch_ia32_fixed_ctr3_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR3_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR3_COUNT_SHIFT, value); }
+
+/*
+ * IA32_FIXED_CTR4: Fixed-function counter 4, on Clearwater Forest's E-cores:
+ * TOPDOWN_BAD_SPECULATION.ALL: the issue slots lost to a misprediction or a machine clear (the
+ * general-counter event 0x73, umask 0x00, whose _P form counts the same). Controlled by bits
+ * 19:16 of IA32_FIXED_CTR_CTRL and bit 36 of IA32_PERF_GLOBAL_CTRL; it exists where
+ * CPUID.0AH:ECX bit 4 is set.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's
+ * Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5
+ * TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case
+ * INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for
+ * Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3
+ * fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's
+ * block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx,
+ * stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i,
+ * INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter
+ * i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's
+ * clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and
+ * TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6').
+ */
+#define PMU_ARCH_IA32_FIXED_CTR4_WIDTH 64
+#define PMU_ARCH_IA32_FIXED_CTR4_COUNT 1
+#define PMU_ARCH_IA32_FIXED_CTR4_RESET 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR4_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR4_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR4_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR4 0x30DU
+
+/*
+ * count (bits 63:0, rw-v, role count): Event count; hardware increments it, software may read
+ * or preload it.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR4_COUNT_SHIFT 0
+#define PMU_ARCH_IA32_FIXED_CTR4_COUNT_WIDTH 64
+#define PMU_ARCH_IA32_FIXED_CTR4_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR4_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr4_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR4_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR4_COUNT_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr4_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR4_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR4_COUNT_SHIFT, value); }
+
+/*
+ * IA32_FIXED_CTR5: Fixed-function counter 5, on Clearwater Forest's E-cores:
+ * TOPDOWN_FE_BOUND.ALL: the issue slots the front end left empty (the general-counter event
+ * 0x9C, umask 0x01, whose _P form counts the same). Controlled by bits 23:20 of
+ * IA32_FIXED_CTR_CTRL and bit 37 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 5
+ * is set.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's
+ * Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5
+ * TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case
+ * INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for
+ * Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3
+ * fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's
+ * block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx,
+ * stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i,
+ * INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter
+ * i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's
+ * clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and
+ * TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6').
+ */
+#define PMU_ARCH_IA32_FIXED_CTR5_WIDTH 64
+#define PMU_ARCH_IA32_FIXED_CTR5_COUNT 1
+#define PMU_ARCH_IA32_FIXED_CTR5_RESET 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR5_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR5_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR5_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR5 0x30EU
+
+/*
+ * count (bits 63:0, rw-v, role count): Event count; hardware increments it, software may read
+ * or preload it.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR5_COUNT_SHIFT 0
+#define PMU_ARCH_IA32_FIXED_CTR5_COUNT_WIDTH 64
+#define PMU_ARCH_IA32_FIXED_CTR5_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR5_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr5_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR5_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR5_COUNT_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr5_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR5_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR5_COUNT_SHIFT, value); }
+
+/*
+ * IA32_FIXED_CTR6: Fixed-function counter 6, on Clearwater Forest's E-cores:
+ * TOPDOWN_RETIRING.ALL: the issue slots that retired (the general-counter event 0xC2, umask
+ * 0x02, whose _P form counts the same). Controlled by bits 27:24 of IA32_FIXED_CTR_CTRL and
+ * bit 38 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 6 is set.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's
+ * Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5
+ * TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case
+ * INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for
+ * Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3
+ * fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's
+ * block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx,
+ * stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i,
+ * INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter
+ * i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's
+ * clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and
+ * TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6').
+ */
+#define PMU_ARCH_IA32_FIXED_CTR6_WIDTH 64
+#define PMU_ARCH_IA32_FIXED_CTR6_COUNT 1
+#define PMU_ARCH_IA32_FIXED_CTR6_RESET 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR6_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR6_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR6_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR6 0x30FU
+
+/*
+ * count (bits 63:0, rw-v, role count): Event count; hardware increments it, software may read
+ * or preload it.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR6_COUNT_SHIFT 0
+#define PMU_ARCH_IA32_FIXED_CTR6_COUNT_WIDTH 64
+#define PMU_ARCH_IA32_FIXED_CTR6_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR6_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr6_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR6_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR6_COUNT_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr6_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR6_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR6_COUNT_SHIFT, value); }
 
 /*
  * IA32_PERF_METRICS: Top-down metrics: each byte is one category's share of the slots

@@ -109,3 +109,39 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
     let e = selection.check_discovered(&joined, false).unwrap_err();
     assert!(e.to_string().contains("width: table 32, spec 48"), "{e}");
 }
+
+/// A Granite Rapids table lists types the spec has no unit file for: those Linux names
+/// (gnr_uncores[4] = spr_uncore_pcu, [18] = gnr_uncore_b2upi, after upstream commit
+/// 6d642735cdb6) are shown by name, still unknown (no registers are described, so nothing
+/// can be compared or counted); a type no source names keeps its number.
+#[test]
+fn granite_rapids_names_the_types_it_has_no_unit_file_for() {
+    let gnr = PROCESSORS
+        .iter()
+        .find(|p| p.id == "granite-rapids")
+        .unwrap();
+    let boxes = Boxes::of(gnr);
+    let table = simulated_table(boxes, 0xFE00_0000, DEVICE).unwrap();
+    let mut read = read_table(&table, 0xFE00_0000).unwrap();
+    for (box_type, box_id) in [(4, 0), (18, 2), (3, 0)] {
+        let mut extra = read.boxes[0];
+        extra.box_type = box_type;
+        extra.box_id = box_id;
+        read.boxes.push(extra);
+    }
+    let joined = join(boxes, &read);
+    let named: Vec<(String, &str)> = joined
+        .boxes
+        .iter()
+        .filter(|b| b.spec.is_none())
+        .map(|b| (b.name(), b.status.as_str()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("PCU 0".to_string(), "unknown"),
+            ("B2UPI 2".to_string(), "unknown"),
+            ("type 3 id 0".to_string(), "unknown"),
+        ]
+    );
+}

@@ -655,3 +655,45 @@ fn fixed_counters_are_the_ones_cpuid_enumerates() {
     pmu.take_fixed(1, false).unwrap();
     assert!(pmu.take_fixed(2, false).is_err());
 }
+
+/// Clearwater Forest's fixed counters 4-6 (CPUID.0AH:ECX bits 4-6, the top-down classes of
+/// Linux's intel_skt_event_constraints) are taken like 0-2: one whose IA32_FIXED_CTR_CTRL
+/// block another user enabled is refused (IA32_PERF_GLOBAL_INUSE has no bit for it), and
+/// fixed counter 3, which these cores lack, is refused naming the six they have.
+#[test]
+fn clearwater_forest_takes_its_fixed_counters_4_to_6() {
+    let cwf = pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == "clearwater-forest")
+        .unwrap();
+    let sim = Sim::new(SimConfig::of(cwf));
+    let pmu = CorePmu::new(&sim, 0, sim.cpuid_0a()).unwrap();
+    for i in [4, 5, 6] {
+        pmu.take_fixed(i, false).unwrap();
+    }
+    let err = pmu.take_fixed(3, false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "there is no IA32_FIXED_CTR3; available: IA32_FIXED_CTR0, IA32_FIXED_CTR1, \
+         IA32_FIXED_CTR2, IA32_FIXED_CTR4, IA32_FIXED_CTR5, IA32_FIXED_CTR6 (as CPUID.0AH \
+         enumerates them)"
+    );
+    // Another user counts on fixed counter 5 in every ring (its block, bits 21:20).
+    sim.write_msr(0, 0x38D, 0b11 << 20).unwrap();
+    let err = pmu.take_fixed(5, false).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("IA32_FIXED_CTR_CTRL.en5 is non-zero"),
+        "{err}"
+    );
+    pmu.take_fixed(4, false).unwrap();
+    pmu.take_fixed(5, true).unwrap();
+    // Sierra Forest's cores have none of them.
+    let srf = pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == "sierra-forest")
+        .unwrap();
+    let sim = Sim::new(SimConfig::of(srf));
+    let pmu = CorePmu::new(&sim, 0, sim.cpuid_0a()).unwrap();
+    assert!(pmu.take_fixed(4, false).is_err());
+}

@@ -368,6 +368,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         global,
         core_events: None,
         topdown_metrics: 0,
+        fixed_counters: 0,
         discovery_domains: &[],
         discovery_types: (&[], ""),
     })

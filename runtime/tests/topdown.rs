@@ -43,6 +43,45 @@ fn the_simulated_core_counts_slots_and_reports_the_workload_shares() {
     assert!(skx.write_msr(0, 0x38F, 1 << 35).is_err());
 }
 
+/// Clearwater Forest's E-cores count the three level-1 top-down classes on fixed counters 4
+/// to 6 (Linux's intel_skt_event_constraints, which Clearwater Forest takes: 0x0073, 0x019c
+/// and 0x02c2 as event | umask << 8, at MSR 0x309 + i): each counts what a general counter
+/// counts with the class's `_P` event from Intel's list (TOPDOWN_BAD_SPECULATION.ALL_P 0x73
+/// umask 0x00, TOPDOWN_FE_BOUND.ALL_P 0x9C 0x01, TOPDOWN_RETIRING.ALL_P 0xC2 0x02). Sierra
+/// Forest's cores have no such counters.
+#[test]
+fn clearwater_forest_counts_its_top_down_classes_on_fixed_counters_4_to_6() {
+    use pmu_runtime::sim::workloads::COMPUTE_BOUND;
+    let cwf = sim("clearwater-forest");
+    // CPUID.0AH:ECX enumerates fixed counters 0-2 and 4-6; 3 (TOPDOWN.SLOTS) is not there.
+    assert_eq!(cwf.cpuid_0a().fixed_counter_mask(), 0b111_0111);
+    assert!(cwf.read_msr(0, 0x30C).is_err());
+    let classes = [(0x73u64, 0x00u64), (0x9C, 0x01), (0xC2, 0x02)];
+    for (n, (ev, umask)) in classes.iter().enumerate() {
+        // EN, OS, USR.
+        let sel = ev | umask << 8 | 1 << 22 | 1 << 17 | 1 << 16;
+        cwf.write_msr(0, 0x186 + n as u32, sel).unwrap();
+    }
+    // Each of fixed counters 4-6 in every ring (0b11 in its block at bits 4i+1:4i), and the
+    // global enables of PMC0-2 and of fixed counters 4-6 (bits 36-38).
+    cwf.write_msr(0, 0x38D, 0b11 << 16 | 0b11 << 20 | 0b11 << 24)
+        .unwrap();
+    cwf.write_msr(0, 0x38F, 0b111 | 0b111 << 36).unwrap();
+    let id = cwf.run_named(&COMPUTE_BOUND);
+    cwf.advance(&[id], std::time::Duration::from_millis(1))
+        .unwrap();
+    for n in 0..3 {
+        let general = cwf.read_msr(0, 0xC1 + n).unwrap();
+        let fixed = cwf.read_msr(0, 0x30D + n).unwrap();
+        assert!(general > 0, "PMC{n} counted nothing");
+        assert_eq!(fixed, general, "IA32_FIXED_CTR{}", 4 + n);
+    }
+    // A core without them faults on their counters and refuses their enables.
+    let srf = sim("sierra-forest");
+    assert!(srf.read_msr(0, 0x30D).is_err());
+    assert!(srf.write_msr(0, 0x38F, 1 << 36).is_err());
+}
+
 mod session {
     use std::time::Duration;
 

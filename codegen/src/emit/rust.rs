@@ -229,7 +229,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .then(|| format_ident!("metrics"))
         .into_iter()
         .collect();
-    let topdown_metrics = proc.topdown_metrics;
+    let (topdown_metrics, fixed_counters) = (proc.topdown_metrics, proc.fixed_counters);
     let domains = domain_tokens(proc);
     let (type_names, types_source) = match &proc.discovery_types {
         Some((names, source)) => (
@@ -270,6 +270,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             global: #global,
             core_events: #core_events,
             topdown_metrics: #topdown_metrics,
+            fixed_counters: #fixed_counters,
             discovery_domains: &[#(#domains),*],
             discovery_types: (&[#(#type_names),*], #types_source),
         };

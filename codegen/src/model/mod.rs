@@ -81,6 +81,10 @@ pub struct Processor {
     /// that register nor fixed counter 3 (TOPDOWN.SLOTS).
     #[serde(skip)]
     pub topdown_metrics: u8,
+    /// The core's fixed counters, bit i for IA32_FIXED_CTRi (`processors.xml`'s
+    /// `fixed-counters`; by default 0 to 2, and 3 with `topdown-metrics`), 0 without a core PMU.
+    #[serde(skip)]
+    pub fixed_counters: u8,
     /// Where the part's discovery tables are (`processors.xml`'s `<discovery-domain>`s), in
     /// file order; empty for a part with one table found through the generic device.
     #[serde(skip)]

@@ -47,15 +47,10 @@ impl Validator {
                 });
             }
         }
+        // Without domains, the names are those of the types of the one table the generic
+        // discovery device gives (Granite Rapids' types without unit files).
         if let Some(t) = &raw.discovery_types {
             let id = format!("processor `{}`", p.id);
-            if raw.discovery_domain.is_empty() {
-                self.push(ctx.error(
-                    t.at,
-                    format!("{id}: discovery-types without a discovery-domain"),
-                    "name the types of a part whose tables the spec locates: add its <discovery-domain>s",
-                ));
-            }
             let names = self.type_list(ctx, t.at, &id, "discovery-types names", &t.names);
             if self.public_source(ctx, cat, t.at, &t.source) {
                 p.discovery_types = Some((names, t.source.clone()));

@@ -110,6 +110,7 @@ impl Validator {
                 core_events: None,
                 metrics: Vec::new(),
                 topdown_metrics: self.topdown_metrics(ctx, p),
+                fixed_counters: self.fixed_counters(ctx, p),
                 discovery_domains: Vec::new(),
                 discovery_types: None,
             });
@@ -227,6 +228,44 @@ impl Validator {
                     "4: Ice Lake's level-1 shares; 8: levels 1 and 2 (Sapphire Rapids and later)",
                 ));
                 0
+            }
+        }
+    }
+
+    /// `fixed-counters`: which of the fixed counters the architectural core describes (0 to 6)
+    /// the processor's core has, as a list of numbers and ranges (`0-2,4-6`). Without it, a
+    /// core has 0 to 2, and 3 (TOPDOWN.SLOTS) with `topdown-metrics`; without a `core-pmu`,
+    /// none.
+    fn fixed_counters(&mut self, ctx: &Ctx, p: &RawProcessor) -> u8 {
+        let default = if p.core_pmu.is_none() {
+            0
+        } else if p.topdown_metrics.is_some() {
+            0x0F
+        } else {
+            0x07
+        };
+        let Some(v) = p.fixed_counters.as_deref() else {
+            return default;
+        };
+        let help = "a list of fixed counters 0 to 6 (those spec/sdm/core.xml describes), e.g. fixed-counters=\"0-2,4-6\", on a processor with core-pmu=\"architectural\"";
+        let mask = parse_counter_list(v).filter(|_| p.core_pmu.is_some());
+        match mask {
+            Some(m) if m & 0x08 != 0 && p.topdown_metrics.is_none() => {
+                self.push(ctx.error(
+                    p.at,
+                    format!("processor {}: fixed-counters=\"{v}\" names fixed counter 3 without topdown-metrics", p.id),
+                    "fixed counter 3 (TOPDOWN.SLOTS) comes with IA32_PERF_METRICS: add topdown-metrics, or leave 3 out",
+                ));
+                default
+            }
+            Some(m) => m,
+            None => {
+                self.push(ctx.error(
+                    p.at,
+                    format!("processor {}: fixed-counters=\"{v}\" is not a list of fixed counters of a core PMU", p.id),
+                    help,
+                ));
+                default
             }
         }
     }
@@ -515,4 +554,44 @@ pub(crate) fn format_width(text: &str) -> Option<u32> {
         width += hi - lo + 1;
     }
     (width <= 64).then_some(width)
+}
+
+/// A list of counters 0 to 6 and ranges (`0-2,4-6`) as a bitmap; `None` if any item is not
+/// a number or range within 0 to 6, or the list is empty.
+fn parse_counter_list(v: &str) -> Option<u8> {
+    let mut mask = 0u8;
+    for item in v.split(',') {
+        let (lo, hi) = match item.trim().split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u8>().ok()?, b.trim().parse::<u8>().ok()?),
+            None => {
+                let n = item.trim().parse::<u8>().ok()?;
+                (n, n)
+            }
+        };
+        if lo > hi || hi > 6 {
+            return None;
+        }
+        mask |= (lo..=hi).fold(0, |m, i| m | 1 << i);
+    }
+    (mask != 0).then_some(mask)
+}
+
+#[cfg(test)]
+mod fixed_counter_list {
+    use super::parse_counter_list;
+
+    #[test]
+    fn lists_and_ranges_become_a_bitmap() {
+        assert_eq!(parse_counter_list("0-2,4-6"), Some(0b111_0111));
+        assert_eq!(parse_counter_list("0, 1,2"), Some(0b111));
+        assert_eq!(parse_counter_list("3"), Some(0b1000));
+    }
+
+    #[test]
+    fn counters_the_core_unit_does_not_describe_are_refused() {
+        assert_eq!(parse_counter_list("0-7"), None);
+        assert_eq!(parse_counter_list("2-1"), None);
+        assert_eq!(parse_counter_list(""), None);
+        assert_eq!(parse_counter_list("0-2,x"), None);
+    }
 }

@@ -385,6 +385,111 @@ static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// Values of `IA32_FIXED_CTR_CTRL.en6` (bits 25:24).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ia32FixedCtrCtrlEn6 {
+    /// counter stopped
+    Disabled = 0,
+    /// count at ring 0 only
+    Os = 1,
+    /// count at rings above 0 only
+    Usr = 2,
+    /// count at every privilege level
+    All = 3,
+}
+
+impl Ia32FixedCtrCtrlEn6 {
+    /// The values with their names and meanings, for tools.
+    #[cfg(feature = "metadata")]
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "disabled", description: "counter stopped" },
+        ValueInfo { value: 1, name: "os", description: "count at ring 0 only" },
+        ValueInfo { value: 2, name: "usr", description: "count at rings above 0 only" },
+        ValueInfo { value: 3, name: "all", description: "count at every privilege level" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Disabled, 1 => Self::Os, 2 => Self::Usr, _ => Self::All }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+}
+
+/// Values of `IA32_FIXED_CTR_CTRL.en5` (bits 21:20).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ia32FixedCtrCtrlEn5 {
+    /// counter stopped
+    Disabled = 0,
+    /// count at ring 0 only
+    Os = 1,
+    /// count at rings above 0 only
+    Usr = 2,
+    /// count at every privilege level
+    All = 3,
+}
+
+impl Ia32FixedCtrCtrlEn5 {
+    /// The values with their names and meanings, for tools.
+    #[cfg(feature = "metadata")]
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "disabled", description: "counter stopped" },
+        ValueInfo { value: 1, name: "os", description: "count at ring 0 only" },
+        ValueInfo { value: 2, name: "usr", description: "count at rings above 0 only" },
+        ValueInfo { value: 3, name: "all", description: "count at every privilege level" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Disabled, 1 => Self::Os, 2 => Self::Usr, _ => Self::All }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+}
+
+/// Values of `IA32_FIXED_CTR_CTRL.en4` (bits 17:16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ia32FixedCtrCtrlEn4 {
+    /// counter stopped
+    Disabled = 0,
+    /// count at ring 0 only
+    Os = 1,
+    /// count at rings above 0 only
+    Usr = 2,
+    /// count at every privilege level
+    All = 3,
+}
+
+impl Ia32FixedCtrCtrlEn4 {
+    /// The values with their names and meanings, for tools.
+    #[cfg(feature = "metadata")]
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "disabled", description: "counter stopped" },
+        ValueInfo { value: 1, name: "os", description: "count at ring 0 only" },
+        ValueInfo { value: 2, name: "usr", description: "count at rings above 0 only" },
+        ValueInfo { value: 3, name: "all", description: "count at every privilege level" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Disabled, 1 => Self::Os, 2 => Self::Usr, _ => Self::All }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+}
+
 /// Values of `IA32_FIXED_CTR_CTRL.en3` (bits 13:12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -525,8 +630,9 @@ impl Ia32FixedCtrCtrlEn0 {
     }
 }
 
-/// Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i,
-/// holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.
+/// Control for the fixed-function counters (0 to 2 on every core, 3 and 4 to 6 on the processors
+/// that have them): one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level
+/// enable, an AnyThread bit (version 3) and a PMI enable.
 ///
 /// `IA32_FIXED_CTR_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
 /// sources: [`Ia32FixedCtrCtrlLayout`].
@@ -537,6 +643,15 @@ impl Ia32FixedCtrCtrlEn0 {
 /// without roles, because the fourth counter exists only on the processors processors.xml marks
 /// with topdown-metrics; on the others they are reserved. The AnyThread bits are deprecated where
 /// CPUID.0AH:EDX\[15\] = 1.
+///
+/// **The blocks of counters 4 to 6** (info): Clearwater Forest's E-cores add fixed counters 4, 5
+/// and 6 for the level-1 top-down events (Linux tip commit 48d66c89dce1). Linux programs fixed
+/// counter i through the block at bits 4i+3:4i, as counters 0 to 2 (intel_pmu_enable_fixed,
+/// intel_fixed_bits_by_idx with a 4-bit stride: bit 0 ring 0, bit 1 rings above 0, bit 3 PMI).
+/// Their AnyThread bit (4i+2) is left reserved: the kernel sets it only for the deprecated
+/// any-thread mode of version-3 cores, which these cores are not, and no source read defines it for
+/// them. The fields exist only on processors whose fixed-counters in processors.xml includes the
+/// counter; on the others they are reserved.
 pub type Ia32FixedCtrCtrl = Reg64<Ia32FixedCtrCtrlLayout>;
 
 /// The layout of [`Ia32FixedCtrCtrl`] (`IA32_FIXED_CTR_CTRL`): its fields, masks and metadata.
@@ -551,15 +666,33 @@ pub enum Ia32FixedCtrCtrlLayout {}
 impl Layout for Ia32FixedCtrCtrlLayout {
     const NAME: &'static str = "IA32_FIXED_CTR_CTRL";
     const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffffffffffff0000;
+    const RESERVED_MASK: u64 = 0xfffffffff4440000;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffff;
+    const WRITABLE_MASK: u64 = 0xbbbffff;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &IA32_FIXED_CTR_CTRL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 63, access: Access::Rsv,
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 28, msb: 63, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en6_pmi", ident: "en6_pmi", lsb: 27, msb: 27, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[38],
+            description: "Raise a PMI when IA32_FIXED_CTR6 overflows; only on processors with fixed counter 6 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 26, msb: 26, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en6", ident: "en6", lsb: 24, msb: 25, access: Access::Rw, values: Ia32FixedCtrCtrlEn6::VALUES, role: Some(Role::RingEnable), counters: &[38],
+            description: "Privilege levels at which IA32_FIXED_CTR6 counts; only on processors with fixed counter 6, reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en5_pmi", ident: "en5_pmi", lsb: 23, msb: 23, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[37],
+            description: "Raise a PMI when IA32_FIXED_CTR5 overflows; only on processors with fixed counter 5 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 22, msb: 22, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en5", ident: "en5", lsb: 20, msb: 21, access: Access::Rw, values: Ia32FixedCtrCtrlEn5::VALUES, role: Some(Role::RingEnable), counters: &[37],
+            description: "Privilege levels at which IA32_FIXED_CTR5 counts; only on processors with fixed counter 5, reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en4_pmi", ident: "en4_pmi", lsb: 19, msb: 19, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[36],
+            description: "Raise a PMI when IA32_FIXED_CTR4 overflows; only on processors with fixed counter 4 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 18, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en4", ident: "en4", lsb: 16, msb: 17, access: Access::Rw, values: Ia32FixedCtrCtrlEn4::VALUES, role: Some(Role::RingEnable), counters: &[36],
+            description: "Privilege levels at which IA32_FIXED_CTR4 counts; only on processors with fixed counter 4, reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en3_pmi", ident: "en3_pmi", lsb: 15, msb: 15, access: Access::Rw,
             description: "Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS) overflows; only on processors with the fourth fixed counter (processors.xml's topdown-metrics), reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "any_thread3", ident: "any_thread3", lsb: 14, msb: 14, access: Access::Rw,
@@ -588,6 +721,36 @@ impl Layout for Ia32FixedCtrCtrlLayout {
 }
 
 impl Ia32FixedCtrCtrl {
+    /// `en6_pmi` (bit 27, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR6 overflows; only on
+    /// processors with fixed counter 6 (processors.xml's fixed-counters), reserved on the others.
+    #[inline] pub const fn en6_pmi(self) -> bool { get_bits(self.raw64(), 27, 27) != 0 }
+    /// This value with `en6_pmi` (bit 27) set to `v`.
+    #[inline] pub const fn with_en6_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 27, 27, v as u64)) }
+    /// `en6` (bits 25:24, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR6 counts; only on
+    /// processors with fixed counter 6, reserved on the others.
+    #[inline] pub const fn en6(self) -> Ia32FixedCtrCtrlEn6 { Ia32FixedCtrCtrlEn6::from_bits(get_bits(self.raw64(), 25, 24) as u8) }
+    /// This value with `en6` (bits 25:24) set to `v`.
+    #[inline] pub const fn with_en6(self, v: Ia32FixedCtrCtrlEn6) -> Self { self.with_raw64(set_bits(self.raw64(), 25, 24, v.bits() as u64)) }
+    /// `en5_pmi` (bit 23, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR5 overflows; only on
+    /// processors with fixed counter 5 (processors.xml's fixed-counters), reserved on the others.
+    #[inline] pub const fn en5_pmi(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
+    /// This value with `en5_pmi` (bit 23) set to `v`.
+    #[inline] pub const fn with_en5_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
+    /// `en5` (bits 21:20, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR5 counts; only on
+    /// processors with fixed counter 5, reserved on the others.
+    #[inline] pub const fn en5(self) -> Ia32FixedCtrCtrlEn5 { Ia32FixedCtrCtrlEn5::from_bits(get_bits(self.raw64(), 21, 20) as u8) }
+    /// This value with `en5` (bits 21:20) set to `v`.
+    #[inline] pub const fn with_en5(self, v: Ia32FixedCtrCtrlEn5) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 20, v.bits() as u64)) }
+    /// `en4_pmi` (bit 19, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR4 overflows; only on
+    /// processors with fixed counter 4 (processors.xml's fixed-counters), reserved on the others.
+    #[inline] pub const fn en4_pmi(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
+    /// This value with `en4_pmi` (bit 19) set to `v`.
+    #[inline] pub const fn with_en4_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `en4` (bits 17:16, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR4 counts; only on
+    /// processors with fixed counter 4, reserved on the others.
+    #[inline] pub const fn en4(self) -> Ia32FixedCtrCtrlEn4 { Ia32FixedCtrCtrlEn4::from_bits(get_bits(self.raw64(), 17, 16) as u8) }
+    /// This value with `en4` (bits 17:16) set to `v`.
+    #[inline] pub const fn with_en4(self, v: Ia32FixedCtrCtrlEn4) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 16, v.bits() as u64)) }
     /// `en3_pmi` (bit 15, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
     /// overflows; only on processors with the fourth fixed counter (processors.xml's
     /// topdown-metrics), reserved on the others.
@@ -653,7 +816,7 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtrCtrlLayout::NAME, type_name: "Ia32FixedCtrCtrl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtrCtrlLayout::RESET, reserved_mask: Ia32FixedCtrCtrlLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrCtrlLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrCtrlLayout::WRITABLE_MASK,
-    description: "Control for the three fixed-function counters: one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
+    description: "Control for the fixed-function counters (0 to 2 on every core, 3 and 4 to 6 on the processors that have them): one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "IA32_FIXED_CTR_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x38D), source: "linux-msr-index" },
@@ -661,6 +824,7 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     fields: Ia32FixedCtrCtrlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "The block of counter 3", text: "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3, TOPDOWN.SLOTS) use the next block, bits 15:12, laid out as the others (Linux intel/core.c programs it as it programs fixed counters 0 to 2). They are described here without roles, because the fourth counter exists only on the processors processors.xml marks with topdown-metrics; on the others they are reserved. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1." },
+        NoteInfo { kind: "info", title: "The blocks of counters 4 to 6", text: "Clearwater Forest's E-cores add fixed counters 4, 5 and 6 for the level-1 top-down events (Linux tip commit 48d66c89dce1). Linux programs fixed counter i through the block at bits 4i+3:4i, as counters 0 to 2 (intel_pmu_enable_fixed, intel_fixed_bits_by_idx with a 4-bit stride: bit 0 ring 0, bit 1 rings above 0, bit 3 PMI). Their AnyThread bit (4i+2) is left reserved: the kernel sets it only for the deprecated any-thread mode of version-3 cores, which these cores are not, and no source read defines it for them. The fields exist only on processors whose fixed-counters in processors.xml includes the counter; on the others they are reserved." },
     ],
 };
 
@@ -677,8 +841,10 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
 /// is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we
 /// hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for
 /// architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and
-/// up to 47 belong to further fixed counters on processors that have them; this file describes
-/// three.
+/// up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed
+/// counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that
+/// have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left
+/// reserved.
 pub type Ia32PerfGlobalStatus = Reg64<Ia32PerfGlobalStatusLayout>;
 
 /// The layout of [`Ia32PerfGlobalStatus`] (`IA32_PERF_GLOBAL_STATUS`): its fields, masks and
@@ -695,7 +861,7 @@ pub enum Ia32PerfGlobalStatusLayout {}
 impl Layout for Ia32PerfGlobalStatusLayout {
     const NAME: &'static str = "IA32_PERF_GLOBAL_STATUS";
     const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x37efff800000000;
+    const RESERVED_MASK: u64 = 0x37eff8800000000;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x0;
     #[cfg(feature = "metadata")]
@@ -722,7 +888,15 @@ impl Layout for Ia32PerfGlobalStatusLayout {
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "perf_metrics_ovf", ident: "perf_metrics_ovf", lsb: 48, msb: 48, access: Access::RoV,
             description: "PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 47, access: Access::Rsv,
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 39, msb: 47, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ovf_fixed_ctr6", ident: "ovf_fixed_ctr6", lsb: 38, msb: 38, access: Access::RoV, role: Some(Role::Overflow), counters: &[38],
+            description: "IA32_FIXED_CTR6 overflowed (only on processors with fixed counter 6).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ovf_fixed_ctr5", ident: "ovf_fixed_ctr5", lsb: 37, msb: 37, access: Access::RoV, role: Some(Role::Overflow), counters: &[37],
+            description: "IA32_FIXED_CTR5 overflowed (only on processors with fixed counter 5).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ovf_fixed_ctr4", ident: "ovf_fixed_ctr4", lsb: 36, msb: 36, access: Access::RoV, role: Some(Role::Overflow), counters: &[36],
+            description: "IA32_FIXED_CTR4 overflowed (only on processors with fixed counter 4).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 35, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ovf_fixed_ctr2", ident: "ovf_fixed_ctr2", lsb: 34, msb: 34, access: Access::RoV, role: Some(Role::Overflow), counters: &[34],
             description: "IA32_FIXED_CTR2 overflowed.", ..FieldInfo::EMPTY },
@@ -760,6 +934,15 @@ impl Ia32PerfGlobalStatus {
     /// `perf_metrics_ovf` (bit 48, ro-v, reset 0x0): PERF_METRICS overflow, on processors that
     /// report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
     #[inline] pub const fn perf_metrics_ovf(self) -> bool { get_bits(self.raw64(), 48, 48) != 0 }
+    /// `ovf_fixed_ctr6` (bit 38, ro-v, reset 0x0): IA32_FIXED_CTR6 overflowed (only on processors
+    /// with fixed counter 6).
+    #[inline] pub const fn ovf_fixed_ctr6(self) -> bool { get_bits(self.raw64(), 38, 38) != 0 }
+    /// `ovf_fixed_ctr5` (bit 37, ro-v, reset 0x0): IA32_FIXED_CTR5 overflowed (only on processors
+    /// with fixed counter 5).
+    #[inline] pub const fn ovf_fixed_ctr5(self) -> bool { get_bits(self.raw64(), 37, 37) != 0 }
+    /// `ovf_fixed_ctr4` (bit 36, ro-v, reset 0x0): IA32_FIXED_CTR4 overflowed (only on processors
+    /// with fixed counter 4).
+    #[inline] pub const fn ovf_fixed_ctr4(self) -> bool { get_bits(self.raw64(), 36, 36) != 0 }
     /// `ovf_fixed_ctr2` (bit 34, ro-v, reset 0x0): IA32_FIXED_CTR2 overflowed.
     #[inline] pub const fn ovf_fixed_ctr2(self) -> bool { get_bits(self.raw64(), 34, 34) != 0 }
     /// `ovf_fixed_ctr1` (bit 33, ro-v, reset 0x0): IA32_FIXED_CTR1 overflowed.
@@ -786,7 +969,7 @@ static IA32_PERF_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: Ia32PerfGlobalStatusLayout::FIELDS,
     notes: &[
-        NoteInfo { kind: "info", title: "Sources of the upper status bits", text: "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them; this file describes three." },
+        NoteInfo { kind: "info", title: "Sources of the upper status bits", text: "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left reserved." },
     ],
 };
 
@@ -819,9 +1002,9 @@ pub enum Ia32PerfGlobalCtrlLayout {}
 impl Layout for Ia32PerfGlobalCtrlLayout {
     const NAME: &'static str = "IA32_PERF_GLOBAL_CTRL";
     const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffefff000000000;
+    const RESERVED_MASK: u64 = 0xfffeff8000000000;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x1000fffffffff;
+    const WRITABLE_MASK: u64 = 0x1007fffffffff;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_CTRL_INFO;
     #[cfg(feature = "metadata")]
@@ -830,8 +1013,14 @@ impl Layout for Ia32PerfGlobalCtrlLayout {
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_perf_metrics", ident: "en_perf_metrics", lsb: 48, msb: 48, access: Access::Rw,
             description: "Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 36, msb: 47, access: Access::Rsv,
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 39, msb: 47, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en_fixed_ctr6", ident: "en_fixed_ctr6", lsb: 38, msb: 38, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[38],
+            description: "Enable IA32_FIXED_CTR6, on processors with fixed counter 6 (processors.xml's fixed-counters); reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en_fixed_ctr5", ident: "en_fixed_ctr5", lsb: 37, msb: 37, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[37],
+            description: "Enable IA32_FIXED_CTR5, on processors with fixed counter 5; reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en_fixed_ctr4", ident: "en_fixed_ctr4", lsb: 36, msb: 36, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[36],
+            description: "Enable IA32_FIXED_CTR4, on processors with fixed counter 4; reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_fixed_ctr3", ident: "en_fixed_ctr3", lsb: 35, msb: 35, access: Access::Rw,
             description: "Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on processors with the fourth fixed counter (processors.xml's topdown-metrics); reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_fixed_ctr2", ident: "en_fixed_ctr2", lsb: 34, msb: 34, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[34],
@@ -851,6 +1040,21 @@ impl Ia32PerfGlobalCtrl {
     #[inline] pub const fn en_perf_metrics(self) -> bool { get_bits(self.raw64(), 48, 48) != 0 }
     /// This value with `en_perf_metrics` (bit 48) set to `v`.
     #[inline] pub const fn with_en_perf_metrics(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 48, 48, v as u64)) }
+    /// `en_fixed_ctr6` (bit 38, rw, reset 0x0): Enable IA32_FIXED_CTR6, on processors with fixed
+    /// counter 6 (processors.xml's fixed-counters); reserved on the others.
+    #[inline] pub const fn en_fixed_ctr6(self) -> bool { get_bits(self.raw64(), 38, 38) != 0 }
+    /// This value with `en_fixed_ctr6` (bit 38) set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 38, 38, v as u64)) }
+    /// `en_fixed_ctr5` (bit 37, rw, reset 0x0): Enable IA32_FIXED_CTR5, on processors with fixed
+    /// counter 5; reserved on the others.
+    #[inline] pub const fn en_fixed_ctr5(self) -> bool { get_bits(self.raw64(), 37, 37) != 0 }
+    /// This value with `en_fixed_ctr5` (bit 37) set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr5(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 37, 37, v as u64)) }
+    /// `en_fixed_ctr4` (bit 36, rw, reset 0x0): Enable IA32_FIXED_CTR4, on processors with fixed
+    /// counter 4; reserved on the others.
+    #[inline] pub const fn en_fixed_ctr4(self) -> bool { get_bits(self.raw64(), 36, 36) != 0 }
+    /// This value with `en_fixed_ctr4` (bit 36) set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 36, 36, v as u64)) }
     /// `en_fixed_ctr3` (bit 35, rw, reset 0x0): Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on
     /// processors with the fourth fixed counter (processors.xml's topdown-metrics); reserved on the
     /// others.
@@ -930,9 +1134,9 @@ pub enum Ia32PerfGlobalOvfCtrlLayout {}
 impl Layout for Ia32PerfGlobalOvfCtrlLayout {
     const NAME: &'static str = "IA32_PERF_GLOBAL_OVF_CTRL";
     const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x37ffff800000000;
+    const RESERVED_MASK: u64 = 0x37fff8800000000;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xfc800007ffffffff;
+    const WRITABLE_MASK: u64 = 0xfc800077ffffffff;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_OVF_CTRL_INFO;
     #[cfg(feature = "metadata")]
@@ -953,7 +1157,15 @@ impl Layout for Ia32PerfGlobalOvfCtrlLayout {
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "clr_trace_topa_pmi", ident: "clr_trace_topa_pmi", lsb: 55, msb: 55, access: Access::W1c,
             description: "Clear Trace_ToPA_PMI.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 54, access: Access::Rsv,
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 39, msb: 54, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ovf_fixed_ctr6", ident: "clr_ovf_fixed_ctr6", lsb: 38, msb: 38, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[38],
+            description: "Clear the IA32_FIXED_CTR6 overflow bit (only on processors with fixed counter 6).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ovf_fixed_ctr5", ident: "clr_ovf_fixed_ctr5", lsb: 37, msb: 37, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[37],
+            description: "Clear the IA32_FIXED_CTR5 overflow bit (only on processors with fixed counter 5).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "clr_ovf_fixed_ctr4", ident: "clr_ovf_fixed_ctr4", lsb: 36, msb: 36, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[36],
+            description: "Clear the IA32_FIXED_CTR4 overflow bit (only on processors with fixed counter 4).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 35, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "clr_ovf_fixed_ctr2", ident: "clr_ovf_fixed_ctr2", lsb: 34, msb: 34, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[34],
             description: "Clear the IA32_FIXED_CTR2 overflow bit.", ..FieldInfo::EMPTY },
@@ -981,6 +1193,12 @@ impl Ia32PerfGlobalOvfCtrl {
     #[inline] pub const fn with_clr_lbr_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 58, 58, v as u64)) }
     /// This value with `clr_trace_topa_pmi` (bit 55) set to `v`.
     #[inline] pub const fn with_clr_trace_topa_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 55, v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr6` (bit 38) set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 38, 38, v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr5` (bit 37) set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr5(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 37, 37, v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr4` (bit 36) set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 36, 36, v as u64)) }
     /// This value with `clr_ovf_fixed_ctr2` (bit 34) set to `v`.
     #[inline] pub const fn with_clr_ovf_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 34, 34, v as u64)) }
     /// This value with `clr_ovf_fixed_ctr1` (bit 33) set to `v`.
@@ -1308,6 +1526,204 @@ static IA32_FIXED_CTR3_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Address and use", text: "msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter." },
     ],
+};
+
+/// Fixed-function counter 4, on Clearwater Forest's E-cores: TOPDOWN_BAD_SPECULATION.ALL: the issue
+/// slots lost to a misprediction or a machine clear (the general-counter event 0x73, umask 0x00,
+/// whose _P form counts the same). Controlled by bits 19:16 of IA32_FIXED_CTR_CTRL and bit 36 of
+/// IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 4 is set.
+///
+/// `IA32_FIXED_CTR4`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+/// sources: [`Ia32FixedCtr4Layout`].
+pub type Ia32FixedCtr4 = Reg64<Ia32FixedCtr4Layout>;
+
+/// The layout of [`Ia32FixedCtr4`] (`IA32_FIXED_CTR4`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar
+///   Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5
+///   TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case
+///   INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater
+///   Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed
+///   counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at
+///   bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride
+///   INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i,
+///   INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i
+///   at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's
+///   clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and
+///   TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')
+pub enum Ia32FixedCtr4Layout {}
+
+impl Layout for Ia32FixedCtr4Layout {
+    const NAME: &'static str = "IA32_FIXED_CTR4";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &IA32_FIXED_CTR4_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV, role: Some(Role::Count),
+            description: "Event count; hardware increments it, software may read or preload it.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Ia32FixedCtr4 {
+    /// `count` (bits 63:0, rw-v, reset 0x0): Event count; hardware increments it, software may read
+    /// or preload it.
+    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `IA32_FIXED_CTR4` of instance CPU.
+pub const IA32_FIXED_CTR4: Msr<Ia32FixedCtr4> = Msr::new(0x30D, "IA32_FIXED_CTR4");
+
+#[cfg(feature = "metadata")]
+static IA32_FIXED_CTR4_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: Ia32FixedCtr4Layout::NAME, type_name: "Ia32FixedCtr4",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32FixedCtr4Layout::RESET, reserved_mask: Ia32FixedCtr4Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr4Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr4Layout::WRITABLE_MASK,
+    description: "Fixed-function counter 4, on Clearwater Forest's E-cores: TOPDOWN_BAD_SPECULATION.ALL: the issue slots lost to a misprediction or a machine clear (the general-counter event 0x73, umask 0x00, whose _P form counts the same). Controlled by bits 19:16 of IA32_FIXED_CTR_CTRL and bit 36 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 4 is set.",
+    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_FIXED_CTR4", instance: "CPU", index: 0, location: Location::Msr(0x30D), source: "linux-intel-fixed-topdown" },
+    ]),
+    fields: Ia32FixedCtr4Layout::FIELDS,
+    notes: &[],
+};
+
+/// Fixed-function counter 5, on Clearwater Forest's E-cores: TOPDOWN_FE_BOUND.ALL: the issue slots
+/// the front end left empty (the general-counter event 0x9C, umask 0x01, whose _P form counts the
+/// same). Controlled by bits 23:20 of IA32_FIXED_CTR_CTRL and bit 37 of IA32_PERF_GLOBAL_CTRL; it
+/// exists where CPUID.0AH:ECX bit 5 is set.
+///
+/// `IA32_FIXED_CTR5`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+/// sources: [`Ia32FixedCtr5Layout`].
+pub type Ia32FixedCtr5 = Reg64<Ia32FixedCtr5Layout>;
+
+/// The layout of [`Ia32FixedCtr5`] (`IA32_FIXED_CTR5`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar
+///   Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5
+///   TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case
+///   INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater
+///   Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed
+///   counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at
+///   bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride
+///   INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i,
+///   INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i
+///   at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's
+///   clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and
+///   TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')
+pub enum Ia32FixedCtr5Layout {}
+
+impl Layout for Ia32FixedCtr5Layout {
+    const NAME: &'static str = "IA32_FIXED_CTR5";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &IA32_FIXED_CTR5_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV, role: Some(Role::Count),
+            description: "Event count; hardware increments it, software may read or preload it.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Ia32FixedCtr5 {
+    /// `count` (bits 63:0, rw-v, reset 0x0): Event count; hardware increments it, software may read
+    /// or preload it.
+    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `IA32_FIXED_CTR5` of instance CPU.
+pub const IA32_FIXED_CTR5: Msr<Ia32FixedCtr5> = Msr::new(0x30E, "IA32_FIXED_CTR5");
+
+#[cfg(feature = "metadata")]
+static IA32_FIXED_CTR5_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: Ia32FixedCtr5Layout::NAME, type_name: "Ia32FixedCtr5",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32FixedCtr5Layout::RESET, reserved_mask: Ia32FixedCtr5Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr5Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr5Layout::WRITABLE_MASK,
+    description: "Fixed-function counter 5, on Clearwater Forest's E-cores: TOPDOWN_FE_BOUND.ALL: the issue slots the front end left empty (the general-counter event 0x9C, umask 0x01, whose _P form counts the same). Controlled by bits 23:20 of IA32_FIXED_CTR_CTRL and bit 37 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 5 is set.",
+    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_FIXED_CTR5", instance: "CPU", index: 0, location: Location::Msr(0x30E), source: "linux-intel-fixed-topdown" },
+    ]),
+    fields: Ia32FixedCtr5Layout::FIELDS,
+    notes: &[],
+};
+
+/// Fixed-function counter 6, on Clearwater Forest's E-cores: TOPDOWN_RETIRING.ALL: the issue slots
+/// that retired (the general-counter event 0xC2, umask 0x02, whose _P form counts the same).
+/// Controlled by bits 27:24 of IA32_FIXED_CTR_CTRL and bit 38 of IA32_PERF_GLOBAL_CTRL; it exists
+/// where CPUID.0AH:ECX bit 6 is set.
+///
+/// `IA32_FIXED_CTR6`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+/// sources: [`Ia32FixedCtr6Layout`].
+pub type Ia32FixedCtr6 = Reg64<Ia32FixedCtr6Layout>;
+
+/// The layout of [`Ia32FixedCtr6`] (`IA32_FIXED_CTR6`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar
+///   Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5
+///   TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case
+///   INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater
+///   Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed
+///   counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at
+///   bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride
+///   INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i,
+///   INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i
+///   at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's
+///   clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and
+///   TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')
+pub enum Ia32FixedCtr6Layout {}
+
+impl Layout for Ia32FixedCtr6Layout {
+    const NAME: &'static str = "IA32_FIXED_CTR6";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &IA32_FIXED_CTR6_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV, role: Some(Role::Count),
+            description: "Event count; hardware increments it, software may read or preload it.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Ia32FixedCtr6 {
+    /// `count` (bits 63:0, rw-v, reset 0x0): Event count; hardware increments it, software may read
+    /// or preload it.
+    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `IA32_FIXED_CTR6` of instance CPU.
+pub const IA32_FIXED_CTR6: Msr<Ia32FixedCtr6> = Msr::new(0x30F, "IA32_FIXED_CTR6");
+
+#[cfg(feature = "metadata")]
+static IA32_FIXED_CTR6_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: Ia32FixedCtr6Layout::NAME, type_name: "Ia32FixedCtr6",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32FixedCtr6Layout::RESET, reserved_mask: Ia32FixedCtr6Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr6Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr6Layout::WRITABLE_MASK,
+    description: "Fixed-function counter 6, on Clearwater Forest's E-cores: TOPDOWN_RETIRING.ALL: the issue slots that retired (the general-counter event 0xC2, umask 0x02, whose _P form counts the same). Controlled by bits 27:24 of IA32_FIXED_CTR_CTRL and bit 38 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 6 is set.",
+    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_FIXED_CTR6", instance: "CPU", index: 0, location: Location::Msr(0x30F), source: "linux-intel-fixed-topdown" },
+    ]),
+    fields: Ia32FixedCtr6Layout::FIELDS,
+    notes: &[],
 };
 
 /// Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since
@@ -1779,6 +2195,9 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IA32_PERF_CAPABILITIES_INFO,
         &IA32_PERF_GLOBAL_INUSE_INFO,
         &IA32_FIXED_CTR3_INFO,
+        &IA32_FIXED_CTR4_INFO,
+        &IA32_FIXED_CTR5_INFO,
+        &IA32_FIXED_CTR6_INFO,
         &IA32_PERF_METRICS_INFO,
         &MSR_OFFCORE_RSP_INFO,
         &MSR_PEBS_LD_LAT_THRESHOLD_INFO,

@@ -6,10 +6,11 @@
 use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
 use super::core::{
-    Ia32APmc, Ia32FixedCtr, Ia32FixedCtrCtrl, Ia32PerfEvtSel, Ia32PerfGlobalCtrl,
-    Ia32PerfGlobalOvfCtrl, Ia32PerfGlobalStatus, Ia32Pmc,
+    Ia32APmc, Ia32FixedCtr, Ia32FixedCtr4, Ia32FixedCtr5, Ia32FixedCtr6,
+    Ia32FixedCtrCtrl, Ia32PerfEvtSel, Ia32PerfGlobalCtrl, Ia32PerfGlobalOvfCtrl,
+    Ia32PerfGlobalStatus, Ia32Pmc,
 };
-/// PMU structure of the Architectural core performance monitoring (per logical processor) (11
+/// PMU structure of the Architectural core performance monitoring (per logical processor) (14
 /// counters per box; boxes CPU).
 ///
 /// **One box per logical CPU; its box level is the global level** (info): SDM Vol. 3B sections
@@ -89,6 +90,27 @@ pub static CORE: PmuInfo = PmuInfo {
                 Ia32FixedCtr::INFO.at(2),
             )
             .counting("reference cycles when not halted"),
+        CounterInfo::fixed(
+                36,
+                64,
+                Ia32FixedCtrCtrl::INFO.at(0),
+                Ia32FixedCtr4::INFO.at(0),
+            )
+            .counting("top-down bad speculation slots (TOPDOWN_BAD_SPECULATION.ALL)"),
+        CounterInfo::fixed(
+                37,
+                64,
+                Ia32FixedCtrCtrl::INFO.at(0),
+                Ia32FixedCtr5::INFO.at(0),
+            )
+            .counting("top-down front-end bound slots (TOPDOWN_FE_BOUND.ALL)"),
+        CounterInfo::fixed(
+                38,
+                64,
+                Ia32FixedCtrCtrl::INFO.at(0),
+                Ia32FixedCtr6::INFO.at(0),
+            )
+            .counting("top-down retiring slots (TOPDOWN_RETIRING.ALL)"),
     ],
     filters: &[],
     routes: &[],
@@ -96,7 +118,7 @@ pub static CORE: PmuInfo = PmuInfo {
         PerfInfo {
             instance: "CPU",
             pmu: "cpu",
-            counters: &[0, 1, 2, 3, 4, 5, 6, 7, 32, 33, 34],
+            counters: &[0, 1, 2, 3, 4, 5, 6, 7, 32, 33, 34, 36, 37, 38],
             source: "linux-intel-core",
             driver: &PERF_CORE_CPU,
         },
@@ -166,6 +188,15 @@ impl CounterValue for Ia32Pmc {
 impl CounterValue for Ia32FixedCtr {
     const COUNT: &'static FieldInfo = IA32_FIXED_CTR_COUNT;
 }
+impl CounterValue for Ia32FixedCtr4 {
+    const COUNT: &'static FieldInfo = IA32_FIXED_CTR4_COUNT;
+}
+impl CounterValue for Ia32FixedCtr5 {
+    const COUNT: &'static FieldInfo = IA32_FIXED_CTR5_COUNT;
+}
+impl CounterValue for Ia32FixedCtr6 {
+    const COUNT: &'static FieldInfo = IA32_FIXED_CTR6_COUNT;
+}
 /// The level above every box: global control, status and overflow clear.
 pub static GLOBAL: GlobalInfo = GlobalInfo {
     unit: "CORE",
@@ -192,6 +223,12 @@ const IA32_PERF_EVT_SEL_UMASK: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("um
 const IA32_PERF_EVT_SEL_EV_SEL: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("ev_sel");
 /// `IA32_FIXED_CTR.count` (bits 63:0).
 const IA32_FIXED_CTR_COUNT: &FieldInfo = Ia32FixedCtr::INFO.field_named("count");
+/// `IA32_FIXED_CTR4.count` (bits 63:0).
+const IA32_FIXED_CTR4_COUNT: &FieldInfo = Ia32FixedCtr4::INFO.field_named("count");
+/// `IA32_FIXED_CTR5.count` (bits 63:0).
+const IA32_FIXED_CTR5_COUNT: &FieldInfo = Ia32FixedCtr5::INFO.field_named("count");
+/// `IA32_FIXED_CTR6.count` (bits 63:0).
+const IA32_FIXED_CTR6_COUNT: &FieldInfo = Ia32FixedCtr6::INFO.field_named("count");
 /// The `core-cpu` perf driver's format (`intel_arch3_formats_attr`, Linux kernel,
 /// arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu;
 /// intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables,

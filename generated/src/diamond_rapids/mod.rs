@@ -23,6 +23,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     global: None,
     core_events: None,
     topdown_metrics: 0u8,
+    fixed_counters: 7u8,
     discovery_domains: &[
         crate::support::DiscoveryDomain {
             id: "imh",

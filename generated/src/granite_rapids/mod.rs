@@ -64,6 +64,20 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     global: None,
     core_events: Some(&core::EVENTS),
     topdown_metrics: 8u8,
+    fixed_counters: 15u8,
     discovery_domains: &[],
-    discovery_types: (&[], ""),
+    discovery_types: (
+        &[
+            (4u16, "PCU"),
+            (12u16, "CXLCM"),
+            (13u16, "CXLDP"),
+            (15u16, "B2HOT"),
+            (17u16, "B2CXL"),
+            (18u16, "B2UPI"),
+            (20u16, "MDF"),
+            (21u16, "PCIEX16"),
+            (22u16, "PCIEX8"),
+        ],
+        "linux-uncore-gnr-types",
+    ),
 };

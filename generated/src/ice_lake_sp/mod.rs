@@ -71,6 +71,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     global: Some(&pmu::GLOBAL),
     core_events: Some(&core::EVENTS),
     topdown_metrics: 4u8,
+    fixed_counters: 15u8,
     discovery_domains: &[],
     discovery_types: (&[], ""),
 };

@@ -65,6 +65,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     global: None,
     core_events: Some(&core::EVENTS),
     topdown_metrics: 8u8,
+    fixed_counters: 15u8,
     discovery_domains: &[],
     discovery_types: (&[], ""),
 };

@@ -65,6 +65,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     global: Some(&pmu::GLOBAL),
     core_events: Some(&core::EVENTS),
     topdown_metrics: 0u8,
+    fixed_counters: 7u8,
     discovery_domains: &[],
     discovery_types: (&[], ""),
 };

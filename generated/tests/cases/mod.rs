@@ -4515,6 +4515,12 @@ layout! {
 }
 layout! {
     ia32_fixed_ctr_ctrl: Ia32FixedCtrCtrl;
+    rw(en6_pmi, with_en6_pmi, val bool, 27, 1);
+    rw(en6, with_en6, named Ia32FixedCtrCtrlEn6, 24, 2);
+    rw(en5_pmi, with_en5_pmi, val bool, 23, 1);
+    rw(en5, with_en5, named Ia32FixedCtrCtrlEn5, 20, 2);
+    rw(en4_pmi, with_en4_pmi, val bool, 19, 1);
+    rw(en4, with_en4, named Ia32FixedCtrCtrlEn4, 16, 2);
     rw(en3_pmi, with_en3_pmi, val bool, 15, 1);
     rw(any_thread3, with_any_thread3, val bool, 14, 1);
     rw(en3, with_en3, named Ia32FixedCtrCtrlEn3, 12, 2);
@@ -4538,6 +4544,9 @@ layout! {
     ro(lbr_frz, val bool, 58, 1);
     ro(trace_topa_pmi, val bool, 55, 1);
     ro(perf_metrics_ovf, val bool, 48, 1);
+    ro(ovf_fixed_ctr6, val bool, 38, 1);
+    ro(ovf_fixed_ctr5, val bool, 37, 1);
+    ro(ovf_fixed_ctr4, val bool, 36, 1);
     ro(ovf_fixed_ctr2, val bool, 34, 1);
     ro(ovf_fixed_ctr1, val bool, 33, 1);
     ro(ovf_fixed_ctr0, val bool, 32, 1);
@@ -4546,6 +4555,9 @@ layout! {
 layout! {
     ia32_perf_global_ctrl: Ia32PerfGlobalCtrl;
     rw(en_perf_metrics, with_en_perf_metrics, val bool, 48, 1);
+    rw(en_fixed_ctr6, with_en_fixed_ctr6, val bool, 38, 1);
+    rw(en_fixed_ctr5, with_en_fixed_ctr5, val bool, 37, 1);
+    rw(en_fixed_ctr4, with_en_fixed_ctr4, val bool, 36, 1);
     rw(en_fixed_ctr3, with_en_fixed_ctr3, val bool, 35, 1);
     rw(en_fixed_ctr2, with_en_fixed_ctr2, val bool, 34, 1);
     rw(en_fixed_ctr1, with_en_fixed_ctr1, val bool, 33, 1);
@@ -4561,6 +4573,9 @@ layout! {
     wo(with_clr_ctr_frz, val bool, 59, 1);
     wo(with_clr_lbr_frz, val bool, 58, 1);
     wo(with_clr_trace_topa_pmi, val bool, 55, 1);
+    wo(with_clr_ovf_fixed_ctr6, val bool, 38, 1);
+    wo(with_clr_ovf_fixed_ctr5, val bool, 37, 1);
+    wo(with_clr_ovf_fixed_ctr4, val bool, 36, 1);
     wo(with_clr_ovf_fixed_ctr2, val bool, 34, 1);
     wo(with_clr_ovf_fixed_ctr1, val bool, 33, 1);
     wo(with_clr_ovf_fixed_ctr0, val bool, 32, 1);
@@ -4590,6 +4605,18 @@ layout! {
 }
 layout! {
     ia32_fixed_ctr3: Ia32FixedCtr3;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    ia32_fixed_ctr4: Ia32FixedCtr4;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    ia32_fixed_ctr5: Ia32FixedCtr5;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    ia32_fixed_ctr6: Ia32FixedCtr6;
     rw(count, with_count, val u64, 0, 64);
 }
 layout! {
@@ -4636,6 +4663,9 @@ layouts! {
     ia32_perf_capabilities,
     ia32_perf_global_inuse,
     ia32_fixed_ctr3,
+    ia32_fixed_ctr4,
+    ia32_fixed_ctr5,
+    ia32_fixed_ctr6,
     ia32_perf_metrics,
     msr_offcore_rsp,
     msr_pebs_ld_lat_threshold,

@@ -288,13 +288,22 @@ fn registers_of(machine: &Machine, boxes: &'static Boxes, b: &'static PmuBox) ->
             .filter(|o| o.info.kind == CounterKind::General && o.number() < c.number())
             .count()
     };
+    // A core's fixed counter i (numbered 32 + i) is there where CPUID leaf 0AH says
+    // (Clearwater Forest's 4-6 only on its cores); an uncore box's fixed counters always are.
+    let fixed_on_part = |c: &crate::boxes::Counter| {
+        let leaf = (b.scope() == Scope::Cpu)
+            .then(|| machine.cpuid(0x0A))
+            .flatten()
+            .map(crate::cpuid::Cpuid0A::from);
+        leaf.is_none_or(|l| l.fixed_counter(c.number().saturating_sub(32)))
+    };
     let own = b
         .counters
         .iter()
         .filter(|c| match c.info.kind {
             CounterKind::FreeRunning => false,
             CounterKind::General => general_number(c) < on_part,
-            CounterKind::Fixed => true,
+            CounterKind::Fixed => fixed_on_part(c),
         })
         .flat_map(|c| c.control.into_iter().chain([c.counter]))
         .chain(b.controls.iter().copied());

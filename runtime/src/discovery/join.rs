@@ -192,18 +192,20 @@ pub struct JoinedBox {
     pub table: Option<DiscoveredBox>,
     /// How they compare.
     pub status: BoxStatus,
-    /// For a box of a discovery domain whose type the spec names but describes in no unit
-    /// file (`<discovery-types>`): the domain's id and the type's name
-    /// ([`super::join_domain`]).
+    /// For a box whose type the spec names but describes in no unit file
+    /// (`<discovery-types>`): the domain's id (empty for the one table of a part without
+    /// domains) and the type's name ([`super::join_domain`], [`join_on`]).
     pub named: Option<(&'static str, &'static str)>,
 }
 
 impl JoinedBox {
     /// The spec's name (`CHA3`), the domain and type name a `<discovery-types>` gives
-    /// (`cbb CBO 3`), or `type T id I` for a box the spec does not know.
+    /// (`cbb CBO 3`, or `PCU 0` on a part with one table), or `type T id I` for a box the
+    /// spec does not know.
     pub fn name(&self) -> String {
         match (self.spec, self.named) {
             (Some(b), _) => b.instance.to_string(),
+            (None, Some(("", name))) => format!("{name} {}", self.box_id),
             (None, Some((domain, name))) => format!("{domain} {name} {}", self.box_id),
             (None, None) => format!("type {} id {}", self.box_type, self.box_id),
         }
@@ -302,6 +304,9 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
             named: None,
         });
     }
+    // A type the spec names without a unit file (`<discovery-types>`) is shown by its name;
+    // with no registers described, its boxes stay unknown.
+    let (names, _) = spec.processor.discovery_types;
     for (t, _) in table.boxes.iter().zip(&used).filter(|(_, u)| !**u) {
         boxes.push(JoinedBox {
             spec: None,
@@ -309,7 +314,10 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
             box_id: t.box_id,
             table: Some(*t),
             status: BoxStatus::Unknown,
-            named: None,
+            named: names
+                .iter()
+                .find(|(ty, _)| *ty == t.box_type)
+                .map(|&(_, name)| ("", name)),
         });
     }
     Joined { boxes }

@@ -17,9 +17,15 @@
 //! ```
 
 use pmu_regs::arch::core::{
-    Ia32PerfEvtSel, IA32_A_PMC, IA32_PERFEVTSEL, IA32_PERF_CAPABILITIES, IA32_PERF_GLOBAL_CTRL,
+    Ia32FixedCtrCtrlEn4, Ia32FixedCtrCtrlEn5, Ia32FixedCtrCtrlEn6, Ia32PerfEvtSel, IA32_A_PMC,
+    IA32_FIXED_CTR_CTRL, IA32_PERFEVTSEL, IA32_PERF_CAPABILITIES, IA32_PERF_GLOBAL_CTRL,
     IA32_PERF_GLOBAL_INUSE, IA32_PMC,
 };
+
+/// The fixed counters the spec describes as counters of a fixed event: 0-2 on every core, 4-6
+/// (the top-down classes) on Clearwater Forest's. Fixed counter 3, TOPDOWN.SLOTS, belongs to
+/// the top-down registers (`session::topdown`).
+const FIXED_COUNTERS: [u32; 6] = [0, 1, 2, 4, 5, 6];
 
 use crate::access::{MsrAccess, MsrAccessExt, OnCpu};
 pub use crate::cpuid::{host_cpuid_0a, Cpuid0A};
@@ -194,9 +200,10 @@ impl<'a, B: MsrAccess + Ownership + ?Sized> CorePmu<'a, B> {
 
     /// Claims fixed counter `i` (refused if its IA32_FIXED_CTR_CTRL field is non-zero).
     pub fn take_fixed(&self, i: u32, force: bool) -> Result<()> {
-        // The spec describes fixed counters 0-2 here; CPUID says which of them the CPU has.
-        if i >= 3 || !self.cpuid.fixed_counter(i) {
-            let have: Vec<String> = (0..3)
+        // CPUID says which of the described fixed counters the CPU has.
+        if !FIXED_COUNTERS.contains(&i) || !self.cpuid.fixed_counter(i) {
+            let have: Vec<String> = FIXED_COUNTERS
+                .into_iter()
                 .filter(|&n| self.cpuid.fixed_counter(n))
                 .map(|n| format!("IA32_FIXED_CTR{n}"))
                 .collect();
@@ -210,11 +217,30 @@ impl<'a, B: MsrAccess + Ownership + ?Sized> CorePmu<'a, B> {
             }
             .into());
         }
-        if force || self.cpuid.version() < 4 {
+        if force {
+            return Ok(());
+        }
+        if i >= 4 {
+            // IA32_PERF_GLOBAL_INUSE reports fixed counters 0-2 only: the counter's own block
+            // says whether another user enabled it.
+            let ctrl = self.cpu.read(IA32_FIXED_CTR_CTRL)?;
+            let busy = match i {
+                4 => ctrl.en4() != Ia32FixedCtrCtrlEn4::Disabled,
+                5 => ctrl.en5() != Ia32FixedCtrCtrlEn5::Disabled,
+                _ => ctrl.en6() != Ia32FixedCtrCtrlEn6::Disabled,
+            };
+            return Self::fixed_free(i, busy);
+        }
+        if self.cpuid.version() < 4 {
             return Ok(());
         }
         let inuse = self.cpu.read(IA32_PERF_GLOBAL_INUSE)?;
         let busy = [inuse.fc0_in_use(), inuse.fc1_in_use(), inuse.fc2_in_use()][i as usize];
+        Self::fixed_free(i, busy)
+    }
+
+    /// Refuses fixed counter `i` if `busy`: another user enabled it.
+    fn fixed_free(i: u32, busy: bool) -> Result<()> {
         if busy {
             return Err(SamplingError::InUse {
                 counter: format!("IA32_FIXED_CTR{i}"),

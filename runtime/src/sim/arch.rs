@@ -17,8 +17,8 @@ pub struct ArchConfig {
     pub gp_counters: u8,
     /// Their width in bits (`CPUID.0AH:EAX[23:16]`).
     pub gp_width: u8,
-    /// Fixed counters (`CPUID.0AH:EDX[4:0]`). Counters 0-2 are simulated; counter 3 is
-    /// TOPDOWN.SLOTS, there only with [`Self::topdown`].
+    /// Fixed counters (`CPUID.0AH:EDX[4:0]`). Counters 0-2 and 4-6 are simulated; counter 3
+    /// is TOPDOWN.SLOTS, there only with [`Self::topdown`].
     pub fixed_counters: u8,
     /// The bitmap of further fixed counters (`CPUID.0AH:ECX`, from version 5): counter i
     /// exists if bit i is set or i is below [`Self::fixed_counters`].
@@ -91,15 +91,38 @@ impl Default for ArchConfig {
     }
 }
 
-/// The fixed counters simulated as counters of their fixed events (0-2); counter 3 is the
-/// top-down slots ([`SimTopdown`]).
-const SIMULATED_FIXED: usize = 3;
+/// The fixed counters simulated as counters of their fixed events (0-2 and 4-6); counter 3 is
+/// the top-down slots ([`SimTopdown`]), and its element of the counters is unused.
+const SIMULATED_FIXED: usize = 7;
+
+/// The event each fixed counter counts, as the workload's general-counter event (select,
+/// umask): 0 INST_RETIRED.ANY, 1 and 2 unhalted core cycles (the simulated reference clock
+/// runs with the core's), 4-6 Clearwater Forest's TOPDOWN_BAD_SPECULATION.ALL,
+/// TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL (Linux's intel_skt_event_constraints:
+/// 0x0073, 0x019c, 0x02c2). Counter 3 counts slots.
+const FIXED_EVENTS: [(u16, u16); SIMULATED_FIXED] = [
+    (0xC0, 0x00),
+    (0x3C, 0x00),
+    (0x3C, 0x00),
+    (0x00, 0x00),
+    (0x73, 0x00),
+    (0x9C, 0x01),
+    (0xC2, 0x02),
+];
 
 impl ArchConfig {
     /// The core of `processor`: the default one, or where the processor has the top-down
     /// registers (`topdown-metrics` in processors.xml), a version-5 core that enumerates
     /// four fixed counters, reports PERF_METRICS and runs the demonstration profile.
     pub fn of(processor: &ProcessorInfo) -> Self {
+        if processor.fixed_counters & 0x70 != 0 {
+            // Fixed counters beyond 3 are enumerated by CPUID.0AH:ECX's bitmap (version 5).
+            return ArchConfig {
+                version: 5,
+                fixed_mask: u32::from(processor.fixed_counters),
+                ..ArchConfig::default()
+            };
+        }
         if processor.topdown_metrics == 0 {
             return ArchConfig::default();
         }
@@ -111,11 +134,11 @@ impl ArchConfig {
         }
     }
 
-    /// Whether fixed counter `i` exists: 0-2 where CPUID enumerates them, 3 (TOPDOWN.SLOTS)
-    /// where [`Self::has_slots`] says.
+    /// Whether fixed counter `i` exists: 0-2 and 4-6 where CPUID enumerates them, 3
+    /// (TOPDOWN.SLOTS) where [`Self::has_slots`] says.
     fn has_fixed(&self, i: u32) -> bool {
         match i {
-            0..=2 => self.cpuid().fixed_counter(i),
+            0..=2 | 4..=6 => self.cpuid().fixed_counter(i),
             3 => self.has_slots(),
             _ => false,
         }
@@ -177,6 +200,9 @@ fn kind(reg: &Reg) -> Option<Kind> {
         "Ia32FixedCtr" => Kind::FixedCtr(n),
         "Ia32FixedCtrCtrl" => Kind::FixedCtrl,
         "Ia32FixedCtr3" => Kind::Slots,
+        "Ia32FixedCtr4" => Kind::FixedCtr(4),
+        "Ia32FixedCtr5" => Kind::FixedCtr(5),
+        "Ia32FixedCtr6" => Kind::FixedCtr(6),
         "Ia32PerfMetrics" => Kind::PerfMetrics,
         "Ia32PerfGlobalStatus" => Kind::GlobalStatus,
         "Ia32PerfGlobalCtrl" => Kind::GlobalCtrl,
@@ -207,8 +233,8 @@ pub(crate) struct CpuState {
 /// Bits of IA32_PERF_GLOBAL_CTRL/STATUS for counters this CPU lacks, which it refuses.
 fn absent_counter_bits(c: &ArchConfig) -> u64 {
     let gp = width_mask(c.gp_counters) ^ 0xFFFF_FFFF;
-    // Fixed counters 0-3 (3 is TOPDOWN.SLOTS), and the PERF_METRICS enable.
-    let fixed = (0..4)
+    // Fixed counters 0-6 (3 is TOPDOWN.SLOTS), and the PERF_METRICS enable.
+    let fixed = (0..7)
         .filter(|&i| !c.has_fixed(i))
         .fold(0, |m, i| m | 1 << (32 + i));
     let metrics = if c.topdown.shares == 0 { 1 << 48 } else { 0 };
@@ -439,7 +465,7 @@ impl CpuState {
     /// select 7:0, unit mask 15:8, USR 16, OS 17, E 18, INT 20, ANY 21, EN 22, INV 23, CMASK
     /// 31:24), fixed counters 0-2 instructions retired, unhalted core cycles and reference
     /// cycles as IA32_FIXED_CTR_CTRL's nibble selects (OS bit 0, USR bit 1, AnyThread bit
-    /// 2), fixed counter 3 the core's slots per unhalted cycle, and IA32_PERF_METRICS then reads
+    /// 2), fixed counters 4-6 (where the core has them) their top-down events, fixed counter 3 the core's slots per unhalted cycle, and IA32_PERF_METRICS then reads
     /// the workload's shares.
     pub fn run_workload(
         &mut self,
@@ -470,7 +496,7 @@ impl CpuState {
             self.count_gp(cpu, n, count, journal);
         }
         let fc = self.fixed_ctrl();
-        for i in 0..SIMULATED_FIXED as u32 {
+        for i in (0..SIMULATED_FIXED as u32).filter(|&i| i != 3) {
             let nibble = fc >> (4 * i) & 0xF;
             let filter = Filter {
                 kernel: nibble & 1 != 0,
@@ -478,11 +504,8 @@ impl CpuState {
                 any_thread: nibble & 4 != 0,
                 ..Filter::ALL
             };
-            let p = if i == 0 {
-                w.core(0xC0, 0x00)
-            } else {
-                w.core(0x3C, 0x00)
-            };
+            let (ev, umask) = FIXED_EVENTS[i as usize];
+            let p = w.core(ev, umask);
             let count = span(p, &filter);
             self.inject_fixed(cpu, i, count, journal);
         }
@@ -509,7 +532,7 @@ impl CpuState {
     /// Counts `count` events in fixed counter `i` if it is enabled.
     pub fn inject_fixed(&mut self, cpu: u32, i: u32, count: u64, journal: &mut Journal) {
         // Fixed counter 3 counts slots (count_slots), not a fixed event.
-        if (i as usize) < SIMULATED_FIXED && self.config.has_fixed(i) {
+        if i != 3 && (i as usize) < SIMULATED_FIXED && self.config.has_fixed(i) {
             let fc = self.fixed_ctrl();
             if fc >> (4 * i) & 0b11 != 0 && self.global_enabled(32 + i) {
                 let width = self.config.fixed_width;

@@ -105,6 +105,8 @@ pub struct StatRow {
     pub place: RowPlace,
     /// The event as written (`task-clock`, `page-faults:u`, `msr/tsc/`).
     pub event: String,
+    /// What the comments make of it.
+    pub role: EventRole,
     /// The value.
     pub value: RowValue,
     /// The unit (`msec` for the clocks, empty otherwise).
@@ -216,6 +218,7 @@ pub fn rows(
                 return StatRow {
                     place,
                     event: e.name.clone(),
+                    role: e.role,
                     value: RowValue::NotSupported,
                     unit: "",
                     runtime_ns: 0,
@@ -234,6 +237,7 @@ pub fn rows(
             StatRow {
                 place,
                 event: e.name.clone(),
+                role: e.role,
                 value: if counted {
                     RowValue::Counted(shown)
                 } else {

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use clap::Args;
 use pmu_runtime::stat::aggr::StatAggr;
-use pmu_runtime::stat::events;
 use pmu_runtime::stat::report::{self, StatLayout};
 use pmu_runtime::stat::run::{self, StatPlan};
+use pmu_runtime::stat::{events, metric_only};
 
 /// `pmu stat`'s options, as perf stat spells them.
 #[derive(Args)]
@@ -111,8 +111,9 @@ pub struct StatArgs {
         requires = "sim"
     )]
     metrics: Vec<String>,
-    /// With -M or --td-level: the metric values alone, a line of headers (unit and name) and a
-    /// line of values, as perf stat --metric-only (with -x: CSV).
+    /// The metric values alone, a line of headers and a line of values (with -I: a line per
+    /// interval), as perf stat --metric-only (with -x: CSV): the derived metrics of the
+    /// events (GHz, insn per cycle, branch-miss %) or, with --sim, those of -M or --td-level.
     #[arg(long = "metric-only")]
     metric_only: bool,
     /// The command to count, after `--`, with its arguments.
@@ -194,10 +195,16 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
-    if a.metric_only && a.metrics.is_empty() && a.td_level.is_none() {
+    if a.metric_only && a.sim && a.metrics.is_empty() && a.td_level.is_none() {
         return fail(
             "--metric-only prints metric values alone: name the metrics with -M (pmu stat --sim \
              -M TmaL1 --metric-only -- CMD) or the tree with --td-level N",
+            2,
+        );
+    }
+    if a.metric_only && (json || a.json_lines) {
+        return fail(
+            "--metric-only is laid out as text or, with -x SEP, CSV; leave out -j/--json",
             2,
         );
     }
@@ -238,14 +245,22 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
     };
     let mut index = 0;
     let outcome = run::measure(&plan, &stop, |iv| {
-        let _ = out.write_all(report::interval(iv, index, &layout).as_bytes());
+        let lines = match a.metric_only {
+            true => metric_only::interval(iv, index, plan.aggr, &layout).unwrap_or_default(),
+            false => report::interval(iv, index, &layout),
+        };
+        let _ = out.write_all(lines.as_bytes());
         let _ = out.flush();
         index += 1;
     });
     match outcome {
         Ok(o) => {
             if plan.interval.is_none() {
-                let _ = out.write_all(report::summary(&o, &target, &layout).as_bytes());
+                let text = match a.metric_only {
+                    true => metric_only::summary(&o, &target, &layout).unwrap_or_default(),
+                    false => report::summary(&o, &target, &layout),
+                };
+                let _ = out.write_all(text.as_bytes());
             }
             let _ = out.flush();
             ExitCode::from((o.exit_code & 0xff) as u8)

@@ -198,6 +198,7 @@ mod tests {
             place: RowPlace::All,
             event: event.into(),
             role,
+            cgroup: None,
             value: RowValue::Counted(1.0),
             unit: "",
             runtime_ns: 1,

@@ -73,6 +73,9 @@ fn text_row(r: &StatRow) -> String {
         r.unit,
         r.event
     );
+    if let Some(cg) = &r.cgroup {
+        let _ = write!(s, " {cg}");
+    }
     match &r.comment {
         Some(c) => {
             let _ = write!(s, " # {} {:<23}", c.text, c.unit);
@@ -90,6 +93,7 @@ fn text_row(r: &StatRow) -> String {
 
 fn csv_row(r: &StatRow, sep: &str) -> String {
     let mut f = vec![count_text(r), r.unit.to_string(), r.event.clone()];
+    f.extend(r.cgroup.clone());
     if let Some(p) = r.spread {
         f.push(format!("{p:.2}%"));
     }
@@ -150,6 +154,9 @@ fn json_row(r: &StatRow, interval: Option<&str>) -> String {
         quoted(r.unit),
         quoted(&r.event)
     );
+    if let Some(cg) = &r.cgroup {
+        let _ = write!(s, "\"cgroup\" : {}, ", quoted(cg));
+    }
     if let Some(p) = r.spread {
         let _ = write!(s, "\"variance\" : {p:.2}, ");
     }

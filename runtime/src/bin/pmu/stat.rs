@@ -62,6 +62,16 @@ pub struct StatArgs {
     /// With -a or -C: each socket's counts, summed over its CPUs.
     #[arg(long = "per-socket")]
     per_socket: bool,
+    /// With -a or -C and -e: count only the tasks of cgroup NAME (relative to the cgroup
+    /// mount point, e.g. /sys/fs/cgroup/unified); one name limits every event, a list
+    /// (`cg1,,cg2`) each event of -e in order (empty: every task), as perf's -G.
+    #[arg(
+        short = 'G',
+        long = "cgroup",
+        value_name = "NAMES",
+        conflicts_with = "sim"
+    )]
+    cgroup: Option<String>,
     /// Start counting MS milliseconds after the command starts.
     #[arg(short = 'D', long = "delay", value_name = "MS")]
     delay: Option<u64>,
@@ -155,6 +165,16 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         events::parse_events_for(&lists, &crate::perf_cli::sources(None), core)
             .map_err(|e| usage(format!("-e: {e}{hint}")))?
     };
+    let mut events = events;
+    if let Some(names) = &a.cgroup {
+        let mut named = if a.event.is_empty() {
+            Vec::new()
+        } else {
+            events
+        };
+        events::assign_cgroups(&mut named, names).map_err(usage)?;
+        events = named;
+    }
     let target = report::target_label(&scope, &a.command, all);
     let plan = StatPlan {
         events,

@@ -69,22 +69,27 @@ impl MetricFormat {
                     text.text().to_string()
                 }
             }
-            _ => values.iter().map(|v| self.row(time, v)).collect(),
+            _ => values
+                .iter()
+                .map(|v| self.row(time, v, v.over_threshold(values)))
+                .collect(),
         }
     }
 
-    /// One value's row; a value of one CPU (-A) adds a cpu column.
-    fn row(self, time: f64, v: &MetricValue) -> String {
+    /// One value's row; a value of one CPU (-A) adds a cpu column; a value `over` its
+    /// threshold ends with `<==` (table) or carries `over_threshold` (JSON, where known).
+    fn row(self, time: f64, v: &MetricValue, over: Option<bool>) -> String {
         let running = v.running.unwrap_or(1.0);
         let running_pct = crate::report::counts::running_share(running);
         let (socket, cpu, m) = (v.site.socket, v.site.cpu, v.metric);
         match self {
             MetricFormat::Table => format!(
-                "{time:>10.3}  {socket:>6}{}  {:<40} {:>16}  {:<16} {running_pct}\n",
+                "{time:>10.3}  {socket:>6}{}  {:<40} {:>16}  {:<16} {running_pct}{}\n",
                 cpu.map_or(String::new(), |c| format!("  {c:>4}")),
                 m.name,
                 format_value(v.value),
-                m.unit
+                m.unit,
+                if over == Some(true) { "  <==" } else { "" }
             ),
             MetricFormat::Csv => format!(
                 "{time:.3},{socket}{},{},{},{},{running_pct}\n",
@@ -100,6 +105,9 @@ impl MetricFormat {
                                       "unit": m.unit, "running": without_float_noise(running)});
                 if let Some(c) = cpu {
                     line["cpu"] = json!(c);
+                }
+                if let Some(o) = over {
+                    line["over_threshold"] = json!(o);
                 }
                 format!("{line}\n")
             }

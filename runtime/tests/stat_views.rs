@@ -455,3 +455,122 @@ fn metric_only_layout_is_perfs() {
         start = end + 1;
     }
 }
+
+/// The rows of a view's table whose first word is `socket` and second `place`.
+fn view_row(text: &str, socket: &str, place: &str) -> Vec<f64> {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.len() >= 3 && w[0] == socket && w[1] == place)
+        .unwrap_or_else(|| panic!("no row for socket {socket} {place}:\n{text}"))[2..]
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+/// `--view upi` and `--view io` on the memory-bound workload, by hand from Intel's formulas
+/// (sapphirerapids_uncore metrics: upi_data_transmit_bw = UNC_UPI_TxL_FLITS.ALL_DATA x 64/9
+/// bytes, receive the same of RxL; io_bandwidth_read = UNC_CHA_TOR_INSERTS.IO_PCIRDCUR x 64,
+/// io_bandwidth_write = (IO_ITOM + IO_ITOMCACHENEAR) x 64, each over the seconds) and the
+/// workload's event patterns per 1,000 uncore cycles: each UPI link on its own row with the
+/// socket's total after them; IO a row per socket, summed over its CHAs.
+#[test]
+fn the_upi_and_io_views_show_each_link_and_socket() {
+    let w = workload("memory-bound").unwrap();
+    let per_second = |event: &str| -> f64 {
+        let per_period: f64 = w
+            .pattern_of(event)
+            .runs
+            .iter()
+            .map(|r| f64::from(r.per_cycle) * f64::from(r.cycles))
+            .sum();
+        per_period * w.uncore_mhz as f64 * 1e6 / 1000.0
+    };
+    let view = |name: &str| {
+        let out = pmu(&[
+            "stat",
+            "--sim",
+            "--processor",
+            "sapphire-rapids",
+            "--workload",
+            w.name,
+            "--view",
+            name,
+            "-a",
+            "--",
+            "sleep",
+            "0.05",
+        ]);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let text = view("upi");
+    let flits = |e: &str| per_second(e) * 64.0 / 9.0 / 1e6;
+    let (tx, rx) = (
+        flits("UNC_UPI_TxL_FLITS.ALL_DATA"),
+        flits("UNC_UPI_RxL_FLITS.ALL_DATA"),
+    );
+    let p = pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == "sapphire-rapids")
+        .unwrap();
+    let boxes = |unit: &str| -> Vec<String> {
+        pmu_runtime::boxes::Boxes::of(p)
+            .boxes
+            .iter()
+            .filter(|b| b.unit.name == unit)
+            .map(|b| b.instance.to_string())
+            .collect()
+    };
+    let links = boxes("UPI");
+    assert!(!links.is_empty());
+    for socket in ["0", "1"] {
+        for link in &links {
+            let v = view_row(&text, socket, link);
+            assert!(
+                (v[0] - tx).abs() / tx < 1e-3,
+                "{link} transmit {} against {tx}",
+                v[0]
+            );
+            assert!(
+                (v[1] - rx).abs() / rx < 1e-3,
+                "{link} receive {} against {rx}",
+                v[1]
+            );
+        }
+        let total = view_row(&text, socket, "total");
+        let n = links.len() as f64;
+        assert!((total[0] - n * tx).abs() / (n * tx) < 1e-3, "{text}");
+    }
+    let text = view("io");
+    let chas = boxes("CHA").len() as f64;
+    assert!(chas > 0.0);
+    let bytes = |events: &[&str]| -> f64 {
+        events.iter().map(|e| per_second(e)).sum::<f64>() * chas * 64.0 / 1e6
+    };
+    let read = bytes(&["UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"]);
+    let write = bytes(&[
+        "UNC_CHA_TOR_INSERTS.IO_ITOM",
+        "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR",
+    ]);
+    for socket in ["0", "1"] {
+        let v: Vec<f64> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|w| w.len() == 3 && w[0] == socket)
+            .unwrap_or_else(|| panic!("no row for socket {socket}:\n{text}"))[1..]
+            .iter()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert!(
+            (v[0] - read).abs() / read < 1e-3,
+            "read {} against {read}\n{text}",
+            v[0]
+        );
+        assert!(
+            (v[1] - write).abs() / write < 1e-3,
+            "write {} against {write}\n{text}",
+            v[1]
+        );
+    }
+}

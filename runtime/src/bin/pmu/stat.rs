@@ -105,7 +105,8 @@ pub struct StatArgs {
           value_parser = clap::value_parser!(u8).range(1..=6))]
     td_level: Option<u8>,
     /// With --sim: a view across units, `memory` (each socket's DRAM read and write bandwidth per
-    /// channel, as pcm-memory shows it).
+    /// channel, as pcm-memory shows it), `io` (each socket's IO read and write bandwidth) or
+    /// `upi` (each UPI link's transmit and receive bandwidth).
     #[arg(long, value_name = "VIEW", group = "sim_view", requires = "sim",
           value_parser = clap::builder::PossibleValuesParser::new(pmu_runtime::stat::views::VIEWS))]
     view: Option<String>,
@@ -321,9 +322,8 @@ fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
             (views::render_tree(&nodes, level), counts)
         }
     } else if a.metrics.is_empty() {
-        let (rows, counts) =
-            views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
-        (views::render_memory(&rows), counts)
+        let view = a.view.as_deref().unwrap_or("memory");
+        views::view_on_sim(view, processor, workload, &a.command, stop).map_err(failed)?
     } else {
         let (values, counts) =
             views::metrics_on_sim(processor, workload, &a.metrics, &a.command, stop)

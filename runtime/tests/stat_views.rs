@@ -574,3 +574,74 @@ fn the_upi_and_io_views_show_each_link_and_socket() {
         );
     }
 }
+
+/// `--sim -M ... --metric-only -I 100`: as perf stat -I --metric-only, a header line (the time
+/// column, then the same headers as without -I) and a line per interval: the whole intervals
+/// at 0.1, 0.2 and 0.3 s of the simulated clock, then the rest up to the command's end; each
+/// with Backend_Bound as the workload's bytes give it by hand (one decimal, as perf).
+#[test]
+fn metric_only_intervals_on_the_simulator() {
+    let w = workload("memory-bound").unwrap();
+    let pm = w.perf_metrics;
+    let level1 = byte(pm, 0) + byte(pm, 1) + byte(pm, 2) + byte(pm, 3);
+    let backend = 100.0 * byte(pm, 3) / level1;
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "stat",
+            "--sim",
+            "--processor",
+            "sapphire-rapids",
+            "--workload",
+            w.name,
+            "-M",
+            "Backend_Bound,Retiring",
+            "--metric-only",
+        ];
+        args.extend(extra);
+        args.extend(["--", "sleep", "0.35"]);
+        let out = pmu(&args);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let whole = run(&[]);
+    let headers = whole
+        .lines()
+        .find(|l| l.contains("%  Backend_Bound"))
+        .unwrap();
+    let text = run(&["-I", "100"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("#           time {headers}"), "{text}");
+    assert!(
+        lines.len() >= 5,
+        "three whole intervals and the rest: {text}"
+    );
+    for (i, line) in lines[1..].iter().enumerate() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if i < 3 {
+            assert_eq!(words[0], format!("0.{}00000000", i + 1), "{text}");
+        }
+        let shown: f64 = words[1].parse().unwrap();
+        assert!(
+            (shown - backend).abs() <= 0.05 + 1e-9,
+            "{shown} against {backend}"
+        );
+    }
+    let csv = run(&["-I", "100", "-x,"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], " time,%  Backend_Bound,%  Retiring,", "{csv}");
+    assert!(lines[1].starts_with("     0.100000000,"), "{csv}");
+    // Without -M and --metric-only, -I on the simulator is refused with what to add.
+    let out = pmu(&[
+        "stat",
+        "--sim",
+        "--td-level",
+        "1",
+        "-I",
+        "100",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-M METRICS --metric-only"));
+}

@@ -161,6 +161,37 @@ pub fn render_metric_only(
     values: &[(&'static MetricInfo, Option<f64>)],
     separator: Option<&str>,
 ) -> String {
+    let (head, line) = metric_only_fields(values, separator);
+    format!("{head}\n{line}\n")
+}
+
+/// One interval's line of `values` under `-I`, after its `time` (perf's `%6lu.%09lu`), with
+/// the header line before it where `header`: `#           time ` and the headers (text), or
+/// ` time,` and the headers (CSV: perf writes that comma whatever the separator).
+pub fn render_metric_only_interval(
+    time: &str,
+    values: &[(&'static MetricInfo, Option<f64>)],
+    separator: Option<&str>,
+    header: bool,
+) -> String {
+    let (head, line) = metric_only_fields(values, separator);
+    let mut out = String::new();
+    if header {
+        let lead = if separator.is_some() {
+            " time,"
+        } else {
+            "#           time "
+        };
+        out.push_str(&format!("{lead}{head}\n"));
+    }
+    out + &format!("{time}{}{line}\n", separator.unwrap_or(" "))
+}
+
+/// The headers and the values of `values`, each padded (text) or followed by `separator`.
+fn metric_only_fields(
+    values: &[(&'static MetricInfo, Option<f64>)],
+    separator: Option<&str>,
+) -> (String, String) {
     let (mut head, mut line) = (String::new(), String::new());
     for (metric, value) in values {
         let (h, v) = (metric_header(metric), metric_value_text(metric, *value));
@@ -176,7 +207,7 @@ pub fn render_metric_only(
             }
         }
     }
-    format!("{head}\n{line}\n")
+    (head, line)
 }
 
 #[cfg(test)]

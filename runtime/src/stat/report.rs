@@ -239,7 +239,7 @@ pub fn summary(o: &StatOutcome, target: &str, layout: &StatLayout) -> String {
 }
 
 /// An interval's time as perf prints it: `%6lu.%09lu`.
-pub(super) fn interval_time(seconds: f64) -> String {
+pub fn interval_time(seconds: f64) -> String {
     let whole = seconds.trunc();
     format!(
         "{:6}.{:09}",

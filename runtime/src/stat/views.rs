@@ -223,6 +223,32 @@ pub fn metrics_on_sim(
     Ok((machine_values(&plan, &counts), counts))
 }
 
+/// One reading's end since counting began (seconds) and its metric values.
+pub type TimedValues = (f64, Vec<MetricValue>);
+
+/// As [`metrics_on_sim`], a reading every `every` of the command's run (`-I`), the last one
+/// the rest: each reading's end since counting began (seconds) and its values, with the
+/// command's exit status.
+pub fn metrics_on_sim_every(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    selectors: &[String],
+    (command, stop): (&[String], &AtomicBool),
+    every: std::time::Duration,
+) -> Result<(Vec<TimedValues>, i32), StatError> {
+    let chosen = crate::metrics::select(processor.id, selectors)
+        .map_err(|e| StatError::Usage(format!("-M: {e}")))?;
+    let plan = sim_plan(processor, &chosen)?;
+    let readings =
+        super::sim::count_on_sim_every(processor, workload, &plan, command, stop, Some(every))?;
+    let code = readings.last().map_or(0, |r| r.exit_code);
+    let values = readings
+        .iter()
+        .map(|r| (r.ends_at.as_secs_f64(), machine_values(&plan, r)))
+        .collect();
+    Ok((values, code))
+}
+
 /// Metric values as a table: name, value, unit.
 pub fn render_metrics(values: &[MetricValue]) -> String {
     let mut t = TextTable::new(&["metric", "value", "unit"]).right_align(&[1]);

@@ -87,7 +87,7 @@ pub struct StatArgs {
     /// Count on a simulated machine instead (its uncore and top-down registers), running
     /// --workload while the command runs; with --td-level, --view or -M.
     #[arg(long, requires = "sim_view", conflicts_with_all = [
-        "json_lines", "interval", "pid", "cpu", "no_aggr", "per_socket", "delay",
+        "json_lines", "interval_count", "pid", "cpu", "no_aggr", "per_socket", "delay",
         "repeat", "event"])]
     sim: bool,
     /// The processor whose core events `-e` may name by the spec's names
@@ -293,7 +293,7 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
 /// `pmu stat --sim --td-level N` or `--view memory`: the library counts and words it; this
 /// prints it where the counts go.
 fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
-    use pmu_runtime::report::metric_values::render_metric_only;
+    use pmu_runtime::report::metric_values::{render_metric_only, render_metric_only_interval};
     use pmu_runtime::stat::views;
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
@@ -312,6 +312,33 @@ fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
     }
     let sep = a.separator.as_deref();
     let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
+    if let Some(ms) = a.interval {
+        if !a.metric_only || a.metrics.is_empty() {
+            return Err(usage(
+                "with --sim, -I prints -M's metrics a line per interval: add -M METRICS \
+                 --metric-only, or leave out -I for the tree and the views"
+                    .into(),
+            ));
+        }
+        let (readings, code) = views::metrics_on_sim_every(
+            processor,
+            workload,
+            &a.metrics,
+            (&a.command, stop),
+            std::time::Duration::from_millis(ms),
+        )
+        .map_err(failed)?;
+        let mut out = sink(a).map_err(|m| (m, 1))?;
+        for (i, (ends, values)) in readings.iter().enumerate() {
+            let pairs: Vec<_> = values.iter().map(|v| (v.metric, v.value)).collect();
+            let time = pmu_runtime::stat::report::interval_time(*ends);
+            let header = i % 25 == 0 && (i == 0 || sep.is_none());
+            let line = render_metric_only_interval(&time, &pairs, sep, header);
+            let _ = out.write_all(line.as_bytes());
+        }
+        let _ = out.flush();
+        return Ok(ExitCode::from((code & 0xff) as u8));
+    }
     let (body, counts) = if let Some(level) = a.td_level {
         let (nodes, counts) =
             views::topdown_on_sim(processor, workload, level, &a.command, stop).map_err(failed)?;

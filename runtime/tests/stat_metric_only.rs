@@ -158,3 +158,17 @@ fn json_is_refused_with_what_to_use() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("-x SEP"), "{err}");
 }
+
+/// An interval that is not whole milliseconds of at least 10 says what to type (exit 2).
+#[test]
+fn absurd_intervals_say_what_to_type() {
+    for ms in ["0", "5", "1.5", "abc", "99999999999999999999"] {
+        let o = Command::new(assert_cmd::cargo::cargo_bin("pmu"))
+            .args(["stat", "-I", ms, "--metric-only", "--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "-I {ms}: {err}");
+        assert!(err.contains("at least 10 (-I 100"), "-I {ms}: {err}");
+    }
+}

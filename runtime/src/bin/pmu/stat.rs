@@ -49,8 +49,7 @@ pub struct StatArgs {
     )]
     repeat: u32,
     /// Print the counts of every MS milliseconds (at least 10).
-    #[arg(short = 'I', long = "interval-print", value_name = "MS",
-          value_parser = clap::value_parser!(u64).range(10..))]
+    #[arg(short = 'I', long = "interval-print", value_name = "MS", value_parser = interval_ms)]
     interval: Option<u64>,
     /// With -I: stop after N intervals.
     #[arg(long = "interval-count", value_name = "N", requires = "interval",
@@ -130,6 +129,17 @@ pub struct StatArgs {
     /// The command to count, after `--`, with its arguments.
     #[arg(trailing_var_arg = true, value_name = "CMD")]
     command: Vec<String>,
+}
+
+/// `-I MS`: whole milliseconds, at least 10 (a shorter interval would mostly measure the
+/// reading itself).
+fn interval_ms(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(ms) if ms >= 10 => Ok(ms),
+        _ => Err(format!(
+            "-I takes whole milliseconds, at least 10 (-I 100: every 0.1 s), not `{text}`"
+        )),
+    }
 }
 
 /// Where the counts go: stderr (as perf, so the command's stdout stays its own) or -o FILE.

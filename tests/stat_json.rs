@@ -114,3 +114,21 @@ fn the_schema_refuses_what_pmu_must_not_write() {
     bad.as_object_mut().unwrap().remove("event");
     assert!(!v.is_valid(&bad));
 }
+
+/// `-G` (schema 1.1): each line names its event's cgroup, empty for an event counting every
+/// task; counted in the root cgroup (`/`), which exists wherever a cgroup file system is
+/// mounted.
+#[test]
+fn cgroup_lines_follow_the_schema() {
+    if pmu_runtime::perf::cgroup::mount_point().is_none() {
+        eprintln!("no cgroup file system is mounted: -G's JSON not validated");
+        return;
+    }
+    let v = validator();
+    let mut counted = plan(StatScope::Cpus(run::online_cpus().unwrap()), &["true"]);
+    events::assign_cgroups(&mut counted.events, "/,").unwrap();
+    let o = run::measure(&counted, &AtomicBool::new(false), |_| {}).unwrap();
+    let lines = valid_lines(&v, &report::summary(&o, "'system wide'", &StatLayout::Json));
+    let cgroups: Vec<&Value> = lines.iter().map(|l| &l["cgroup"]).collect();
+    assert_eq!(cgroups, ["/", "", ""]);
+}

@@ -6,17 +6,27 @@
 //! pmu stat -x, -e task-clock,page-faults -- true
 //! ```
 //!
-//! Run it with `cargo run -p pmu-runtime --example perf_stat`; CI and
-//! `runtime/tests/examples.rs` compare its output with that command's, the numbers left out
+//! With `--default`, it counts perf's default events instead and prints their rows, then the
+//! derived metrics alone, as these print them:
+//!
+//! ```text
+//! pmu stat -x, -- true
+//! pmu stat -x, --metric-only -- true
+//! ```
+//!
+//! Run it with `cargo run -p pmu-runtime --example perf_stat [-- --default]`; CI and
+//! `runtime/tests/examples.rs` compare its output with those commands', the numbers left out
 //! (two runs of a command do not take the same time; [`steady`]).
 
 use std::sync::atomic::AtomicBool;
 
 use pmu_runtime::perf::EventSources;
 use pmu_runtime::stat::aggr::StatAggr;
-use pmu_runtime::stat::events::parse_events_for;
+use pmu_runtime::stat::events::{default_events, parse_events_for};
+use pmu_runtime::stat::metric_only;
 use pmu_runtime::stat::report::{summary, target_label, StatLayout};
 use pmu_runtime::stat::run::{measure, StatPlan, StatScope};
+use pmu_runtime::stat::StatError;
 
 /// The events, in perf's syntax.
 pub const EVENTS: &str = "task-clock,page-faults";
@@ -24,7 +34,12 @@ pub const EVENTS: &str = "task-clock,page-faults";
 pub const COMMAND: [&str; 1] = ["true"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (text, exit_code) = report()?;
+    let (text, exit_code) = if std::env::args().any(|a| a == "--default") {
+        let (rows, metrics, exit_code) = default_report()?;
+        (rows + &metrics, exit_code)
+    } else {
+        report()?
+    };
     // Where `pmu stat` prints, as perf stat: the command's stdout stays its own.
     eprint!("{text}");
     std::process::exit(exit_code);
@@ -51,6 +66,28 @@ pub fn report() -> Result<(String, i32), Box<dyn std::error::Error>> {
     let target = target_label(&plan.scope, &plan.command, false);
     let text = summary(&outcome, &target, &StatLayout::Csv(",".into()));
     Ok((text, outcome.exit_code))
+}
+
+/// Runs the command twice with perf's default events: the counts, then the derived metrics
+/// alone, each as CSV; with the last run's exit status.
+pub fn default_report() -> Result<(String, String, i32), StatError> {
+    let plan = StatPlan {
+        events: default_events(false),
+        scope: StatScope::Command,
+        command: COMMAND.map(String::from).to_vec(),
+        repeat: 1,
+        interval: None,
+        interval_count: None,
+        aggr: StatAggr::Global,
+        delay: None,
+    };
+    let target = target_label(&plan.scope, &plan.command, false);
+    let csv = StatLayout::Csv(",".into());
+    let stop = AtomicBool::new(false);
+    let rows = summary(&measure(&plan, &stop, |_| {})?, &target, &csv);
+    let outcome = measure(&plan, &stop, |_| {})?;
+    let metrics = metric_only::summary(&outcome, &target, &csv).unwrap_or_default();
+    Ok((rows, metrics, outcome.exit_code))
 }
 
 /// perf stat's CSV rows with their numbers (the count, the time counted, the derived value)

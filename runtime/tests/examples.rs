@@ -421,3 +421,39 @@ fn the_perf_stat_example_prints_what_pmu_stat_prints_but_the_numbers() {
     let high = count / ((msec - 0.005).max(0.001) / 1000.0) / 1000.0;
     assert!((low * 0.999..=high * 1.001).contains(&rate), "{example}");
 }
+
+/// The example's default-event CSV rows name the events and units `pmu stat -x, -- true`
+/// names, in its order, and its metric-only lines have the header and the number of fields
+/// of `pmu stat -x, --metric-only -- true` (the counts themselves differ from run to run).
+#[test]
+fn the_perf_stat_example_prints_perfs_default_rows_and_metric_columns() {
+    let (rows, metrics, exit_code) = perf_stat::default_report().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(exit_code, 0);
+    let stat = |extra: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_pmu"))
+            .args(["stat", "-x,"])
+            .args(extra)
+            .arg("--")
+            .args(perf_stat::COMMAND)
+            .output()
+            .expect("pmu runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let names = |csv: &str| -> Vec<(String, String)> {
+        csv.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f[1].to_string(), f[2].to_string())
+            })
+            .collect()
+    };
+    let pmu = stat(&[]);
+    assert_eq!(names(&rows), names(&pmu), "example:\n{rows}\npmu:\n{pmu}");
+    assert_eq!(names(&rows).len(), 8, "perf's eight default events: {rows}");
+    let pmu = stat(&["--metric-only"]);
+    let (ours, theirs): (Vec<&str>, Vec<&str>) = (metrics.lines().collect(), pmu.lines().collect());
+    assert_eq!(ours.len(), 2, "{metrics}");
+    assert_eq!(ours[0], theirs[0]);
+    assert_eq!(ours[1].matches(',').count(), theirs[1].matches(',').count());
+}

@@ -817,8 +817,11 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// `examples/discover_table.rs` (`report::joined`); 3,669 with `examples/detect_machine.rs`
 /// (`report::machine`, `detect`'s description moved there); and 3,399, `src/bin/` alone, with
 /// `examples/perf_stat.rs` (`stat::report`). Each example is diffed against its command in
-/// `tests/examples.rs` and `.ci/run`. Lower it as the binary shrinks.
-const BINARY_BUDGET: usize = 3420;
+/// `tests/examples.rs` and `.ci/run`. `stat`'s `-G` and `--metric-only -I` options then added
+72 lines of argument parsing to `src/bin/` (3,471; their work is in `perf::cgroup` and
+`stat::metric_only`, which `examples/perf_stat.rs` also calls). Lower it as the binary
+shrinks.
+const BINARY_BUDGET: usize = 3480;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

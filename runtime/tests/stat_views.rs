@@ -357,13 +357,12 @@ fn metric_only_prints_a_header_line_and_a_value_line() {
     assert!((shown - backend).abs() <= 0.05 + 1e-9, "{csv}");
 }
 
-/// `--metric-only` without metrics to print is refused (perf prints empty lines), and so is
-/// `-x` with the simulator's tables.
+/// `--sim --metric-only` without metrics to print is refused, and so is `-x` with the
+/// simulator's tables (without `--sim`, `--metric-only` prints the events' derived metrics as
+/// perf: `tests/stat_metric_only.rs`).
 #[test]
 fn metric_only_needs_metrics() {
     for args in [
-        &["stat", "--metric-only", "--", "true"][..],
-        &["stat", "--metric-only", "-e", "task-clock", "--", "true"],
         &[
             "stat",
             "--sim",
@@ -455,4 +454,194 @@ fn metric_only_layout_is_perfs() {
         );
         start = end + 1;
     }
+}
+
+/// The rows of a view's table whose first word is `socket` and second `place`.
+fn view_row(text: &str, socket: &str, place: &str) -> Vec<f64> {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.len() >= 3 && w[0] == socket && w[1] == place)
+        .unwrap_or_else(|| panic!("no row for socket {socket} {place}:\n{text}"))[2..]
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+/// `--view upi` and `--view io` on the memory-bound workload, by hand from Intel's formulas
+/// (sapphirerapids_uncore metrics: upi_data_transmit_bw = UNC_UPI_TxL_FLITS.ALL_DATA x 64/9
+/// bytes, receive the same of RxL; io_bandwidth_read = UNC_CHA_TOR_INSERTS.IO_PCIRDCUR x 64,
+/// io_bandwidth_write = (IO_ITOM + IO_ITOMCACHENEAR) x 64, each over the seconds) and the
+/// workload's event patterns per 1,000 uncore cycles: each UPI link on its own row with the
+/// socket's total after them; IO a row per socket, summed over its CHAs.
+#[test]
+fn the_upi_and_io_views_show_each_link_and_socket() {
+    let w = workload("memory-bound").unwrap();
+    let per_second = |event: &str| -> f64 {
+        let per_period: f64 = w
+            .pattern_of(event)
+            .runs
+            .iter()
+            .map(|r| f64::from(r.per_cycle) * f64::from(r.cycles))
+            .sum();
+        per_period * w.uncore_mhz as f64 * 1e6 / 1000.0
+    };
+    let view = |name: &str| {
+        let out = pmu(&[
+            "stat",
+            "--sim",
+            "--processor",
+            "sapphire-rapids",
+            "--workload",
+            w.name,
+            "--view",
+            name,
+            "-a",
+            "--",
+            "sleep",
+            "0.05",
+        ]);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let text = view("upi");
+    let flits = |e: &str| per_second(e) * 64.0 / 9.0 / 1e6;
+    let (tx, rx) = (
+        flits("UNC_UPI_TxL_FLITS.ALL_DATA"),
+        flits("UNC_UPI_RxL_FLITS.ALL_DATA"),
+    );
+    let p = pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == "sapphire-rapids")
+        .unwrap();
+    let boxes = |unit: &str| -> Vec<String> {
+        pmu_runtime::boxes::Boxes::of(p)
+            .boxes
+            .iter()
+            .filter(|b| b.unit.name == unit)
+            .map(|b| b.instance.to_string())
+            .collect()
+    };
+    let links = boxes("UPI");
+    assert!(!links.is_empty());
+    for socket in ["0", "1"] {
+        for link in &links {
+            let v = view_row(&text, socket, link);
+            assert!(
+                (v[0] - tx).abs() / tx < 1e-3,
+                "{link} transmit {} against {tx}",
+                v[0]
+            );
+            assert!(
+                (v[1] - rx).abs() / rx < 1e-3,
+                "{link} receive {} against {rx}",
+                v[1]
+            );
+        }
+        let total = view_row(&text, socket, "total");
+        let n = links.len() as f64;
+        assert!((total[0] - n * tx).abs() / (n * tx) < 1e-3, "{text}");
+    }
+    let text = view("io");
+    let chas = boxes("CHA").len() as f64;
+    assert!(chas > 0.0);
+    let bytes = |events: &[&str]| -> f64 {
+        events.iter().map(|e| per_second(e)).sum::<f64>() * chas * 64.0 / 1e6
+    };
+    let read = bytes(&["UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"]);
+    let write = bytes(&[
+        "UNC_CHA_TOR_INSERTS.IO_ITOM",
+        "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR",
+    ]);
+    for socket in ["0", "1"] {
+        let v: Vec<f64> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|w| w.len() == 3 && w[0] == socket)
+            .unwrap_or_else(|| panic!("no row for socket {socket}:\n{text}"))[1..]
+            .iter()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert!(
+            (v[0] - read).abs() / read < 1e-3,
+            "read {} against {read}\n{text}",
+            v[0]
+        );
+        assert!(
+            (v[1] - write).abs() / write < 1e-3,
+            "write {} against {write}\n{text}",
+            v[1]
+        );
+    }
+}
+
+/// `--sim -M ... --metric-only -I 100`: as perf stat -I --metric-only, a header line (the time
+/// column, then the same headers as without -I) and a line per interval: the whole intervals
+/// at 0.1, 0.2 and 0.3 s of the simulated clock, then the rest up to the command's end; each
+/// with Backend_Bound as the workload's bytes give it by hand (one decimal, as perf).
+#[test]
+fn metric_only_intervals_on_the_simulator() {
+    let w = workload("memory-bound").unwrap();
+    let pm = w.perf_metrics;
+    let level1 = byte(pm, 0) + byte(pm, 1) + byte(pm, 2) + byte(pm, 3);
+    let backend = 100.0 * byte(pm, 3) / level1;
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "stat",
+            "--sim",
+            "--processor",
+            "sapphire-rapids",
+            "--workload",
+            w.name,
+            "-M",
+            "Backend_Bound,Retiring",
+            "--metric-only",
+        ];
+        args.extend(extra);
+        args.extend(["--", "sleep", "0.35"]);
+        let out = pmu(&args);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let whole = run(&[]);
+    let headers = whole
+        .lines()
+        .find(|l| l.contains("%  Backend_Bound"))
+        .unwrap();
+    let text = run(&["-I", "100"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("#           time {headers}"), "{text}");
+    assert!(
+        lines.len() >= 5,
+        "three whole intervals and the rest: {text}"
+    );
+    for (i, line) in lines[1..].iter().enumerate() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if i < 3 {
+            assert_eq!(words[0], format!("0.{}00000000", i + 1), "{text}");
+        }
+        let shown: f64 = words[1].parse().unwrap();
+        assert!(
+            (shown - backend).abs() <= 0.05 + 1e-9,
+            "{shown} against {backend}"
+        );
+    }
+    let csv = run(&["-I", "100", "-x,"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], " time,%  Backend_Bound,%  Retiring,", "{csv}");
+    assert!(lines[1].starts_with("     0.100000000,"), "{csv}");
+    // Without -M and --metric-only, -I on the simulator is refused with what to add.
+    let out = pmu(&[
+        "stat",
+        "--sim",
+        "--td-level",
+        "1",
+        "-I",
+        "100",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-M METRICS --metric-only"));
 }

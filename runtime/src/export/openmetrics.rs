@@ -1,6 +1,6 @@
 //! One writer of the OpenMetrics text format for the families the library writes itself:
-//! derived metrics (`pmu_metric`, and `pmu_metric_running_ratio` where their events shared
-//! counters), as `pmu watch --metric --format openmetrics` prints them each interval and
+//! derived metrics (`pmu_metric`, `pmu_metric_over_threshold` where a metric has a
+//! threshold, and `pmu_metric_running_ratio` where their events shared counters), as `pmu watch --metric --format openmetrics` prints them each interval and
 //! `pmu serve --metric` exports them. Both write through [`Exposition::metric_values`], so
 //! the two show the same families, labels and values.
 //!
@@ -86,6 +86,7 @@ impl Exposition {
             let value = crate::metrics::without_float_noise(value);
             self.sample("pmu_metric", &labels, value);
         }
+        self.over_threshold(values);
         if values.iter().all(|v| v.running.is_none()) {
             return;
         }
@@ -106,6 +107,40 @@ impl Exposition {
                 labels.push(("cpu", c));
             }
             self.sample("pmu_metric_running_ratio", &labels, running);
+        }
+    }
+
+    /// `pmu_metric_over_threshold`: 1 where a value is over its metric's threshold (Intel's
+    /// `Threshold`, as toplev flags a bottleneck), 0 where it is under; no sample where the
+    /// metric has no threshold or a value it reads is missing.
+    fn over_threshold(&mut self, values: &[MetricValue]) {
+        let verdicts: Vec<(&MetricValue, bool)> = values
+            .iter()
+            .filter_map(|v| v.over_threshold(values).map(|o| (v, o)))
+            .collect();
+        if verdicts.is_empty() {
+            return;
+        }
+        self.family(
+            "pmu_metric_over_threshold",
+            "gauge",
+            "1 where the metric is over its threshold (Intel's metric lists: where to look next), 0 where under.",
+        );
+        for (v, over) in verdicts {
+            let (socket, cpu) = site_labels(v);
+            let mut labels = vec![
+                ("processor", v.processor),
+                ("metric", v.metric.name),
+                ("socket", &socket),
+            ];
+            if let Some(c) = &cpu {
+                labels.push(("cpu", c));
+            }
+            self.sample(
+                "pmu_metric_over_threshold",
+                &labels,
+                f64::from(u8::from(over)),
+            );
         }
     }
 

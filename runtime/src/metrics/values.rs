@@ -24,6 +24,22 @@ pub struct MetricValue {
     pub running: Option<f64>,
 }
 
+impl MetricValue {
+    /// Whether the value is over its metric's threshold (Intel's `Threshold`, in the spec),
+    /// reading the metrics the threshold names from `interval` (the interval's values, at the
+    /// same site): `None` without a threshold, without a value, or where a metric the
+    /// threshold reads is not among them.
+    pub fn over_threshold(&self, interval: &[MetricValue]) -> Option<bool> {
+        self.value?;
+        self.metric.over_threshold(|name| {
+            interval
+                .iter()
+                .find(|v| v.site == self.site && v.metric.name == name)
+                .and_then(|v| v.value)
+        })
+    }
+}
+
 impl Plan {
     /// Every metric's value at each site from the sums there ([`Sums::finish`]), under
     /// `constants` (with the interval's length), in order of site, then of metric.

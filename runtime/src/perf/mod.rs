@@ -36,6 +36,7 @@
 //! ```
 
 #[cfg(target_os = "linux")]
+pub mod cgroup;
 pub mod counting;
 pub mod encode;
 pub mod error;

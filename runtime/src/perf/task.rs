@@ -73,6 +73,26 @@ impl TaskCounter {
         })
     }
 
+    /// Opens `ev` on `cpu` for the tasks of one cgroup (perf's `-G`): `cgroup` is the
+    /// cgroup's directory, opened ([`super::cgroup::open`]); the kernel counts while a task
+    /// of that cgroup runs on the CPU. Disabled, as [`TaskCounter::open`].
+    pub fn open_in_cgroup(ev: &EventAttr, cgroup: &std::fs::File, cpu: u32) -> io::Result<Self> {
+        let mut b = Builder::new(Attr {
+            type_: ev.type_,
+            config: ev.config,
+        });
+        b.enabled(false)
+            .exclude_kernel(ev.exclude_kernel)
+            .exclude_user(ev.exclude_user)
+            .exclude_hv(ev.exclude_kernel)
+            .read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING)
+            .observe_cgroup(cgroup)
+            .one_cpu(cpu as usize);
+        Ok(TaskCounter {
+            counter: b.build()?,
+        })
+    }
+
     /// Starts counting (a [`TaskScope::Children`] counter `at_exec` needs no call: its copies
     /// start at their exec).
     pub fn enable(&mut self) -> io::Result<()> {

@@ -69,22 +69,27 @@ impl MetricFormat {
                     text.text().to_string()
                 }
             }
-            _ => values.iter().map(|v| self.row(time, v)).collect(),
+            _ => values
+                .iter()
+                .map(|v| self.row(time, v, v.over_threshold(values)))
+                .collect(),
         }
     }
 
-    /// One value's row; a value of one CPU (-A) adds a cpu column.
-    fn row(self, time: f64, v: &MetricValue) -> String {
+    /// One value's row; a value of one CPU (-A) adds a cpu column; a value `over` its
+    /// threshold ends with `<==` (table) or carries `over_threshold` (JSON, where known).
+    fn row(self, time: f64, v: &MetricValue, over: Option<bool>) -> String {
         let running = v.running.unwrap_or(1.0);
         let running_pct = crate::report::counts::running_share(running);
         let (socket, cpu, m) = (v.site.socket, v.site.cpu, v.metric);
         match self {
             MetricFormat::Table => format!(
-                "{time:>10.3}  {socket:>6}{}  {:<40} {:>16}  {:<16} {running_pct}\n",
+                "{time:>10.3}  {socket:>6}{}  {:<40} {:>16}  {:<16} {running_pct}{}\n",
                 cpu.map_or(String::new(), |c| format!("  {c:>4}")),
                 m.name,
                 format_value(v.value),
-                m.unit
+                m.unit,
+                if over == Some(true) { "  <==" } else { "" }
             ),
             MetricFormat::Csv => format!(
                 "{time:.3},{socket}{},{},{},{},{running_pct}\n",
@@ -100,6 +105,9 @@ impl MetricFormat {
                                       "unit": m.unit, "running": without_float_noise(running)});
                 if let Some(c) = cpu {
                     line["cpu"] = json!(c);
+                }
+                if let Some(o) = over {
+                    line["over_threshold"] = json!(o);
                 }
                 format!("{line}\n")
             }
@@ -153,6 +161,37 @@ pub fn render_metric_only(
     values: &[(&'static MetricInfo, Option<f64>)],
     separator: Option<&str>,
 ) -> String {
+    let (head, line) = metric_only_fields(values, separator);
+    format!("{head}\n{line}\n")
+}
+
+/// One interval's line of `values` under `-I`, after its `time` (perf's `%6lu.%09lu`), with
+/// the header line before it where `header`: `#           time ` and the headers (text), or
+/// ` time,` and the headers (CSV: perf writes that comma whatever the separator).
+pub fn render_metric_only_interval(
+    time: &str,
+    values: &[(&'static MetricInfo, Option<f64>)],
+    separator: Option<&str>,
+    header: bool,
+) -> String {
+    let (head, line) = metric_only_fields(values, separator);
+    let mut out = String::new();
+    if header {
+        let lead = if separator.is_some() {
+            " time,"
+        } else {
+            "#           time "
+        };
+        out.push_str(&format!("{lead}{head}\n"));
+    }
+    out + &format!("{time}{}{line}\n", separator.unwrap_or(" "))
+}
+
+/// The headers and the values of `values`, each padded (text) or followed by `separator`.
+fn metric_only_fields(
+    values: &[(&'static MetricInfo, Option<f64>)],
+    separator: Option<&str>,
+) -> (String, String) {
     let (mut head, mut line) = (String::new(), String::new());
     for (metric, value) in values {
         let (h, v) = (metric_header(metric), metric_value_text(metric, *value));
@@ -168,7 +207,7 @@ pub fn render_metric_only(
             }
         }
     }
-    format!("{head}\n{line}\n")
+    (head, line)
 }
 
 #[cfg(test)]

@@ -46,6 +46,9 @@ pub struct StatEvent {
     pub attr: EventAttr,
     /// What the comments make of it.
     pub role: EventRole,
+    /// The cgroup it is limited to (`-G`, relative to the cgroup mount point); `None`: every
+    /// task.
+    pub cgroup: Option<String>,
 }
 
 /// perf's default events (tools/perf/builtin-stat.c, `default_attrs0` and
@@ -84,6 +87,7 @@ pub fn default_events(system_wide: bool) -> Vec<StatEvent> {
                     exclude_kernel: false,
                 },
                 role: EventRole::of(g.type_, g.config),
+                cgroup: None,
             }
         })
         .collect()
@@ -125,6 +129,7 @@ pub fn spec_core_event(text: &str, processor: &str) -> Option<StatEvent> {
             exclude_kernel: modifier == Some('u'),
         },
         role: EventRole::Other,
+        cgroup: None,
     })
 }
 
@@ -168,9 +173,42 @@ fn parse_known(lists: &[&str], sources: &EventSources) -> Result<Vec<StatEvent>,
                 exclude_kernel: ev.modifier == Some('u'),
             },
             role,
+            cgroup: None,
         });
     }
     Ok(out)
+}
+
+/// perf's `-G NAMES` over `events`: one name (no comma) limits every event to that cgroup;
+/// a list gives the events their cgroups in order (an empty name: every task; events past
+/// the list: every task). More names than events is an error, as in perf.
+pub fn assign_cgroups(events: &mut [StatEvent], names: &str) -> Result<(), String> {
+    if events.is_empty() {
+        return Err(
+            "-G limits events to a cgroup: name them first (-e task-clock -G NAME), \
+                    as perf requires"
+                .into(),
+        );
+    }
+    let list: Vec<&str> = names.split(',').collect();
+    if list.len() > events.len() {
+        return Err(format!(
+            "-G {names}: {} cgroups for {} events; give one cgroup for all the events, or at \
+             most one for each event in -e's order (an empty name: every task)",
+            list.len(),
+            events.len()
+        ));
+    }
+    let one = list.len() == 1;
+    for (i, ev) in events.iter_mut().enumerate() {
+        let name = if one {
+            list[0]
+        } else {
+            list.get(i).copied().unwrap_or("")
+        };
+        ev.cgroup = (!name.is_empty()).then(|| name.to_string());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -190,6 +228,25 @@ mod tests {
         assert_eq!(ev.name, "UOPS_RETIRED.STALLS:u");
         assert!(spec_core_event("NO_SUCH_EVENT", "sapphire-rapids").is_none());
         assert!(spec_core_event("task-clock", "sapphire-rapids").is_none());
+    }
+
+    // perf 6.1: `-e task-clock,cpu-clock -G cg` limits both; `-G cg,` the first only;
+    // `-e task-clock,page-faults -G a,b,c` is refused.
+    #[test]
+    fn cgroups_go_to_events_as_perfs() {
+        let mut evs = default_events(false);
+        evs.truncate(2);
+        assign_cgroups(&mut evs, "cg").unwrap();
+        assert!(evs.iter().all(|e| e.cgroup.as_deref() == Some("cg")));
+        assign_cgroups(&mut evs, "cg,").unwrap();
+        assert_eq!(
+            (evs[0].cgroup.as_deref(), evs[1].cgroup.as_deref()),
+            (Some("cg"), None)
+        );
+        assert!(assign_cgroups(&mut evs, "a,b,c")
+            .unwrap_err()
+            .contains("3 cgroups for 2"));
+        assert!(assign_cgroups(&mut [], "cg").unwrap_err().contains("-e"));
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! - [`aggr`]: counts summed, per CPU (`-A`) or per socket (`--per-socket`);
 //! - [`rows`]: counts, units, perf's comments and spreads;
 //! - [`report`]: perf's text, CSV and JSON layouts;
+//! - [`metric_only`]: `--metric-only`'s columns of the derived metrics, after the runs or a
+//!   line per interval;
 //! - [`sim`] and [`views`]: a metric plan counted on the simulator over a command's run, shown
 //!   as the top-down tree (`--td-level`, nodes over Intel's thresholds marked) or a view
 //!   across units (`--view memory`).
@@ -40,6 +42,7 @@ use crate::perf::PerfError;
 
 pub mod aggr;
 pub mod events;
+pub mod metric_only;
 pub mod report;
 pub mod rows;
 pub mod run;

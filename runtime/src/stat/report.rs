@@ -54,7 +54,7 @@ fn count_text(r: &StatRow) -> String {
 
 /// The place's columns before the count, as perf's `aggr_printout`: `CPU0      `,
 /// `S0        2 ` (text) or `CPU0,`, `S0,2,` (CSV).
-fn place_text(p: RowPlace, sep: Option<&str>) -> String {
+pub(super) fn place_text(p: RowPlace, sep: Option<&str>) -> String {
     match (p, sep) {
         (RowPlace::All, _) => String::new(),
         (RowPlace::Cpu(c), None) => format!("CPU{c:<7} "),
@@ -73,6 +73,9 @@ fn text_row(r: &StatRow) -> String {
         r.unit,
         r.event
     );
+    if let Some(cg) = &r.cgroup {
+        let _ = write!(s, " {cg}");
+    }
     match &r.comment {
         Some(c) => {
             let _ = write!(s, " # {} {:<23}", c.text, c.unit);
@@ -90,6 +93,7 @@ fn text_row(r: &StatRow) -> String {
 
 fn csv_row(r: &StatRow, sep: &str) -> String {
     let mut f = vec![count_text(r), r.unit.to_string(), r.event.clone()];
+    f.extend(r.cgroup.clone());
     if let Some(p) = r.spread {
         f.push(format!("{p:.2}%"));
     }
@@ -150,6 +154,9 @@ fn json_row(r: &StatRow, interval: Option<&str>) -> String {
         quoted(r.unit),
         quoted(&r.event)
     );
+    if let Some(cg) = &r.cgroup {
+        let _ = write!(s, "\"cgroup\" : {}, ", quoted(cg));
+    }
     if let Some(p) = r.spread {
         let _ = write!(s, "\"variance\" : {p:.2}, ");
     }
@@ -181,7 +188,7 @@ fn precision(sd: f64) -> usize {
 
 /// The text footer: elapsed time (with its spread over several runs) and the command's
 /// user and system time.
-fn footer(o: &StatOutcome) -> String {
+pub(super) fn footer(o: &StatOutcome) -> String {
     let secs = o.elapsed_ns.mean() / 1e9;
     let mut s = String::new();
     if o.elapsed_ns.runs() > 1 {
@@ -231,15 +238,20 @@ pub fn summary(o: &StatOutcome, target: &str, layout: &StatLayout) -> String {
     }
 }
 
+/// An interval's time as perf prints it: `%6lu.%09lu`.
+pub fn interval_time(seconds: f64) -> String {
+    let whole = seconds.trunc();
+    format!(
+        "{:6}.{:09}",
+        whole as u64,
+        ((seconds - whole) * 1e9).round().min(999_999_999.0) as u64
+    )
+}
+
 /// The `index`-th interval's lines (the text layout repeats its column header every 25
 /// intervals, as perf does).
 pub fn interval(iv: &IntervalRows, index: u64, layout: &StatLayout) -> String {
-    let whole = iv.seconds.trunc();
-    let time = format!(
-        "{:6}.{:09}",
-        whole as u64,
-        ((iv.seconds - whole) * 1e9).round().min(999_999_999.0) as u64
-    );
+    let time = interval_time(iv.seconds);
     let mut s = String::new();
     match layout {
         StatLayout::Text => {

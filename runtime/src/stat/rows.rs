@@ -105,6 +105,11 @@ pub struct StatRow {
     pub place: RowPlace,
     /// The event as written (`task-clock`, `page-faults:u`, `msr/tsc/`).
     pub event: String,
+    /// What the comments make of it.
+    pub role: EventRole,
+    /// Where any event is limited to a cgroup (`-G`), this one's (empty: every task);
+    /// `None` without `-G`.
+    pub cgroup: Option<String>,
     /// The value.
     pub value: RowValue,
     /// The unit (`msec` for the clocks, empty otherwise).
@@ -137,11 +142,18 @@ fn comment(value: f64, text: String, unit: impl Into<String>) -> Option<Comment>
     })
 }
 
-/// The first counted mean of `role` among `events`/`totals`.
-fn mean_of(events: &[StatEvent], totals: &[Option<EventTotals>], role: EventRole) -> Option<f64> {
+/// The first counted mean of `role` among `events`/`totals` limited to `cgroup` (as perf
+/// derives a comment from the events of the same cgroup).
+fn mean_of(
+    events: &[StatEvent],
+    totals: &[Option<EventTotals>],
+    role: EventRole,
+    cgroup: Option<&str>,
+) -> Option<f64> {
     events
         .iter()
         .zip(totals)
+        .filter(|(e, _)| e.cgroup.as_deref() == cgroup)
         .find(|(e, t)| e.role == role && t.is_some_and(|t| t.running.mean() > 0.0))
         .and_then(|(_, t)| t.map(|t| t.count.mean()))
 }
@@ -194,9 +206,7 @@ pub fn rows(
     period_ns: f64,
     place: RowPlace,
 ) -> Vec<StatRow> {
-    let clock = mean_of(events, totals, EventRole::Clock);
-    let cycles = mean_of(events, totals, EventRole::Cycles);
-    let branches = mean_of(events, totals, EventRole::Branches);
+    let with_cgroups = events.iter().any(|e| e.cgroup.is_some());
     let runs = totals
         .iter()
         .flatten()
@@ -212,10 +222,13 @@ pub fn rows(
             } else {
                 ""
             };
+            let cgroup = with_cgroups.then(|| e.cgroup.clone().unwrap_or_default());
             let Some(t) = t else {
                 return StatRow {
                     place,
                     event: e.name.clone(),
+                    role: e.role,
+                    cgroup,
                     value: RowValue::NotSupported,
                     unit: "",
                     runtime_ns: 0,
@@ -231,9 +244,14 @@ pub fn rows(
             } else {
                 count
             };
+            let mean = |role| mean_of(events, totals, role, e.cgroup.as_deref());
+            let (clock, cycles) = (mean(EventRole::Clock), mean(EventRole::Cycles));
+            let branches = mean(EventRole::Branches);
             StatRow {
                 place,
                 event: e.name.clone(),
+                role: e.role,
+                cgroup,
                 value: if counted {
                     RowValue::Counted(shown)
                 } else {

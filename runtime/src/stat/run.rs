@@ -125,6 +125,24 @@ fn targets(scope: &StatScope, delayed: bool) -> Vec<TaskScope> {
     }
 }
 
+/// The directory of `ev`'s cgroup (`-G`), opened; counting in a cgroup needs CPUs (`-a`,
+/// `-C`), as perf's.
+fn cgroup_of(ev: &StatEvent, scope: &StatScope) -> Result<Option<std::fs::File>, StatError> {
+    let Some(name) = &ev.cgroup else {
+        return Ok(None);
+    };
+    if !matches!(scope, StatScope::Cpus(_)) {
+        return Err(StatError::Usage(
+            "-G counts a cgroup's tasks on CPUs: add -a (every CPU) or -C CPUS, as perf \
+             requires"
+                .into(),
+        ));
+    }
+    crate::perf::cgroup::open(name)
+        .map(Some)
+        .map_err(|m| StatError::Usage(format!("-G: {m}")))
+}
+
 /// One event's counters on every target, or `None` where the machine cannot count it.
 type Opened = Vec<Option<Vec<TaskCounter>>>;
 
@@ -141,15 +159,20 @@ fn open_all(
     for ev in events.iter_mut() {
         let mut counters = Vec::new();
         let mut supported = true;
+        let cgroup = cgroup_of(ev, scope)?;
         for &t in &targets {
-            let c = match TaskCounter::open(&ev.attr, t) {
+            let open = |attr: &EventAttr| match (&cgroup, t) {
+                (Some(dir), TaskScope::Cpu(cpu)) => TaskCounter::open_in_cgroup(attr, dir, cpu),
+                _ => TaskCounter::open(attr, t),
+            };
+            let c = match open(&ev.attr) {
                 Err(e) if denied(&e) && !ev.attr.exclude_kernel => {
                     let user = EventAttr {
                         exclude_kernel: true,
                         ..ev.attr
                     };
                     // Refused in user mode too: the first refusal, under the event's name.
-                    TaskCounter::open(&user, t)
+                    open(&user)
                         .inspect(|_| {
                             ev.attr = user;
                             ev.name.push_str(":u");

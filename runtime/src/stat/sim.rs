@@ -36,6 +36,8 @@ pub struct SimCounts {
     pub constants: Constants,
     /// The command's exit status as a shell reports it (128 + the signal that ended it).
     pub exit_code: i32,
+    /// The reading's end, since counting began (the command's length for one reading).
+    pub ends_at: Duration,
 }
 
 /// A session error as a measurement's.
@@ -61,6 +63,39 @@ pub fn count_on_sim(
     command: &[String],
     stop: &AtomicBool,
 ) -> Result<SimCounts, StatError> {
+    let mut readings = count_on_sim_every(processor, workload, plan, command, stop, None)?;
+    Ok(readings.pop().expect("one reading at least"))
+}
+
+/// The readings' lengths over `length`: one of it all (`every` `None`), or as many whole
+/// `every` as fit and the rest (perf's last, partial interval), each as (length, how many).
+fn steps(length: Duration, every: Option<Duration>) -> Vec<(Duration, u32)> {
+    let Some(every) = every.filter(|e| !e.is_zero()) else {
+        return vec![(length, 1)];
+    };
+    let whole = u32::try_from(length.as_nanos() / every.as_nanos()).unwrap_or(u32::MAX);
+    let rest = length.saturating_sub(every * whole);
+    let mut out = Vec::new();
+    if whole > 0 {
+        out.push((every, whole));
+    }
+    if rest >= Duration::from_micros(1) || out.is_empty() {
+        out.push((rest.max(Duration::from_micros(1)), 1));
+    }
+    out
+}
+
+/// As [`count_on_sim`], with a reading every `every` of the command's run (`pmu stat --sim
+/// -I`), the last one the rest; `None`: one reading. Each reading's
+/// [`SimCounts::ends_at`] is its end since counting began.
+pub fn count_on_sim_every(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    plan: &Plan,
+    command: &[String],
+    stop: &AtomicBool,
+    every: Option<Duration>,
+) -> Result<Vec<SimCounts>, StatError> {
     let machine = Machine::simulating(processor);
     let part = PartConstants::read(&machine, processor, &PathBuf::from("/"));
     let selection = plan
@@ -83,27 +118,40 @@ pub fn count_on_sim(
     let started = Instant::now();
     let status = run(command, stop)?;
     let length = started.elapsed().max(Duration::from_micros(1));
-    let mut session =
-        Session::open(&backend, &selection, options(length)).map_err(session_error)?;
-    let interval = session
-        .start()
-        .and_then(|()| session.interval())
-        .map_err(session_error);
-    let series = session.series().to_vec();
-    let closed = session.close().map_err(session_error);
-    let interval = interval?;
-    closed?;
-    Ok(SimCounts {
-        processor,
-        workload,
-        series,
-        constants: Constants {
-            duration_seconds: Some(interval.seconds),
-            ..part.constants()
-        },
-        interval,
-        exit_code: status,
-    })
+    let mut out = Vec::new();
+    let mut ends_at = Duration::ZERO;
+    for (step, n) in steps(length, every) {
+        let mut session =
+            Session::open(&backend, &selection, options(step)).map_err(session_error)?;
+        let readings = session
+            .start()
+            .and_then(|()| {
+                (0..n)
+                    .map(|_| session.interval())
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(session_error);
+        let series = session.series().to_vec();
+        let closed = session.close().map_err(session_error);
+        let readings = readings?;
+        closed?;
+        for interval in readings {
+            ends_at += step;
+            out.push(SimCounts {
+                processor,
+                workload,
+                series: series.clone(),
+                constants: Constants {
+                    duration_seconds: Some(interval.seconds),
+                    ..part.constants()
+                },
+                interval,
+                exit_code: status,
+                ends_at,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Runs `command` to its end (none: waits for `stop`): its status as a shell reports it.
@@ -123,4 +171,18 @@ fn run(command: &[String], stop: &AtomicBool) -> Result<i32, StatError> {
     let status = child.wait().map_err(StatError::Read);
     super::signals::counting(None);
     Ok(super::run::shell_status(status?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_are_whole_then_the_rest() {
+        let ms = Duration::from_millis;
+        assert_eq!(steps(ms(350), Some(ms(100))), [(ms(100), 3), (ms(50), 1)]);
+        assert_eq!(steps(ms(300), Some(ms(100))), [(ms(100), 3)]);
+        assert_eq!(steps(ms(30), Some(ms(100))), [(ms(30), 1)]);
+        assert_eq!(steps(ms(30), None), [(ms(30), 1)]);
+    }
 }

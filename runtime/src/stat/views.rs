@@ -2,7 +2,8 @@
 //! to a level (`--td-level N`, as toplev and `perf stat --td-level` show it), each node over
 //! its threshold (Intel's `Threshold`, in the spec) marked; and named views across units
 //! (`--view memory`: each socket's DRAM read and write bandwidth per channel, as pcm-memory
-//! shows it).
+//! shows it; `--view io`: each socket's IO read and write bandwidth; `--view upi`: each UPI
+//! link's transmit and receive bandwidth).
 
 use std::sync::atomic::AtomicBool;
 
@@ -20,7 +21,7 @@ use super::StatError;
 pub const OVER_THRESHOLD: &str = "<==";
 
 /// The views `--view` names.
-pub const VIEWS: [&str; 1] = ["memory"];
+pub const VIEWS: [&str; 3] = ["memory", "io", "upi"];
 
 /// One node of the top-down tree.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -78,7 +79,10 @@ pub fn default_sim_processor() -> Option<&'static ProcessorInfo> {
                 .iter()
                 .any(|e| e.read != pmu_regs::metrics::MetricRead::Counted)
         });
-        reads_registers && MEMORY_METRICS.iter().all(|n| view_metric(p.id, n).is_ok())
+        reads_registers
+            && MEMORY_METRICS
+                .iter()
+                .all(|n| view_metric(p.id, "memory", n).is_ok())
     })
 }
 
@@ -219,6 +223,32 @@ pub fn metrics_on_sim(
     Ok((machine_values(&plan, &counts), counts))
 }
 
+/// One reading's end since counting began (seconds) and its metric values.
+pub type TimedValues = (f64, Vec<MetricValue>);
+
+/// As [`metrics_on_sim`], a reading every `every` of the command's run (`-I`), the last one
+/// the rest: each reading's end since counting began (seconds) and its values, with the
+/// command's exit status.
+pub fn metrics_on_sim_every(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    selectors: &[String],
+    (command, stop): (&[String], &AtomicBool),
+    every: std::time::Duration,
+) -> Result<(Vec<TimedValues>, i32), StatError> {
+    let chosen = crate::metrics::select(processor.id, selectors)
+        .map_err(|e| StatError::Usage(format!("-M: {e}")))?;
+    let plan = sim_plan(processor, &chosen)?;
+    let readings =
+        super::sim::count_on_sim_every(processor, workload, &plan, command, stop, Some(every))?;
+    let code = readings.last().map_or(0, |r| r.exit_code);
+    let values = readings
+        .iter()
+        .map(|r| (r.ends_at.as_secs_f64(), machine_values(&plan, r)))
+        .collect();
+    Ok((values, code))
+}
+
 /// Metric values as a table: name, value, unit.
 pub fn render_metrics(values: &[MetricValue]) -> String {
     let mut t = TextTable::new(&["metric", "value", "unit"]).right_align(&[1]);
@@ -232,61 +262,98 @@ pub fn render_metrics(values: &[MetricValue]) -> String {
     t.render()
 }
 
-/// One memory channel's bandwidth.
+/// One box's pair of bandwidths (a memory channel's read and write, a UPI link's transmit and
+/// receive), or one socket's (IO read and write, summed over its CHAs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChannelBandwidth {
     /// The socket.
     pub socket: u32,
-    /// The channel's box (`IMC0`, `CH2`).
+    /// The box (`IMC0`, `CH2`, `UPI1`); `total` for a view by socket.
     pub channel: String,
-    /// Read bandwidth, in the metric's unit.
+    /// The first bandwidth (read; UPI: transmit), in the metric's unit.
     pub read: Option<f64>,
-    /// Write bandwidth.
+    /// The second (write; UPI: receive).
     pub write: Option<f64>,
     /// The unit (`MB/sec`).
     pub unit: &'static str,
 }
 
-/// The metric of `processor` called `name`, or why the view needs it.
-fn view_metric(processor: &str, name: &str) -> Result<&'static MetricInfo, StatError> {
+/// What a view across units shows: the two metrics, their column names, and whether a row
+/// is a box or a socket.
+struct ViewSpec {
+    name: &'static str,
+    metrics: [&'static str; 2],
+    columns: [&'static str; 2],
+    box_column: Option<&'static str>,
+}
+
+/// The views: pcm-memory's channels, pcm's UPI links, and each socket's IO (the CHAs' IO
+/// requests, as Intel's `io_bandwidth_*` metrics count them).
+const VIEW_SPECS: [ViewSpec; 3] = [
+    ViewSpec {
+        name: "memory",
+        metrics: MEMORY_METRICS,
+        columns: ["read", "write"],
+        box_column: Some("channel"),
+    },
+    ViewSpec {
+        name: "io",
+        metrics: ["io_bandwidth_read", "io_bandwidth_write"],
+        columns: ["read", "write"],
+        box_column: None,
+    },
+    ViewSpec {
+        name: "upi",
+        metrics: ["upi_data_transmit_bw", "upi_data_receive_bw"],
+        columns: ["transmit", "receive"],
+        box_column: Some("link"),
+    },
+];
+
+/// The metric of `processor` called `name`, or why `view` needs it.
+fn view_metric(processor: &str, view: &str, name: &str) -> Result<&'static MetricInfo, StatError> {
     for_processor(processor)
         .iter()
         .find(|m| m.name == name)
         .ok_or_else(|| {
             StatError::Usage(format!(
-                "--view memory reads the metric {name}, which {processor} does not have in \
+                "--view {view} reads the metric {name}, which {processor} does not have in \
                  the spec; name a processor that has it (`pmu list --metrics PATTERN`)"
             ))
         })
 }
 
-/// `pmu stat --sim --view memory -- CMD`: each socket's DRAM read and write bandwidth per
-/// channel (the spec's `memory_bandwidth_read` and `memory_bandwidth_write`, evaluated on each
-/// channel's box), over the command's run on a simulator of `processor` running `workload`.
-pub fn memory_on_sim(
+/// `spec`'s two metrics over the command's run, per box or per socket.
+fn pair_on_sim(
+    spec: &ViewSpec,
     processor: &'static ProcessorInfo,
     workload: &'static NamedWorkload,
     command: &[String],
     stop: &AtomicBool,
 ) -> Result<(Vec<ChannelBandwidth>, SimCounts), StatError> {
     let metrics = [
-        view_metric(processor.id, MEMORY_METRICS[0])?,
-        view_metric(processor.id, MEMORY_METRICS[1])?,
+        view_metric(processor.id, spec.name, spec.metrics[0])?,
+        view_metric(processor.id, spec.name, spec.metrics[1])?,
     ];
     let plan = sim_plan(processor, &metrics)?;
     let counts = count_on_sim(processor, workload, &plan, command, stop)?;
-    let mut channels: Vec<(u32, String)> = Vec::new();
+    let place = |socket: u32, instance: &str| match spec.box_column {
+        Some(_) => (socket, instance.to_string()),
+        None => (socket, "total".to_string()),
+    };
+    let mut places: Vec<(u32, String)> = Vec::new();
     for s in &counts.series {
-        if !channels.contains(&(s.socket, s.instance.clone())) {
-            channels.push((s.socket, s.instance.clone()));
+        let p = place(s.socket, &s.instance);
+        if !places.contains(&p) {
+            places.push(p);
         }
     }
-    let rows = channels
+    let rows = places
         .into_iter()
         .map(|(socket, channel)| {
             let mut sums = vec![(0u64, None); plan.events.len()];
             for (s, c) in counts.series.iter().zip(&counts.interval.counts) {
-                if s.socket == socket && s.instance == channel {
+                if place(s.socket, &s.instance) == (socket, channel.clone()) {
                     if let Some(slot) = sums.get_mut(s.event_index) {
                         slot.0 += c.delta;
                         slot.1 = c.running_ratio;
@@ -306,13 +373,59 @@ pub fn memory_on_sim(
     Ok((rows, counts))
 }
 
+/// `pmu stat --sim --view memory -- CMD`: each socket's DRAM read and write bandwidth per
+/// channel (the spec's `memory_bandwidth_read` and `memory_bandwidth_write`, evaluated on each
+/// channel's box), over the command's run on a simulator of `processor` running `workload`.
+pub fn memory_on_sim(
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    command: &[String],
+    stop: &AtomicBool,
+) -> Result<(Vec<ChannelBandwidth>, SimCounts), StatError> {
+    pair_on_sim(&VIEW_SPECS[0], processor, workload, command, stop)
+}
+
+/// `pmu stat --sim --view VIEW -- CMD` as text: `memory` (per channel, as pcm-memory), `io`
+/// (each socket's IO read and write bandwidth, Intel's `io_bandwidth_read`/`_write` over the
+/// CHAs) or `upi` (each link's data transmit and receive bandwidth,
+/// `upi_data_transmit_bw`/`upi_data_receive_bw` per UPI box), with each socket's total.
+pub fn view_on_sim(
+    view: &str,
+    processor: &'static ProcessorInfo,
+    workload: &'static NamedWorkload,
+    command: &[String],
+    stop: &AtomicBool,
+) -> Result<(String, SimCounts), StatError> {
+    let spec = VIEW_SPECS.iter().find(|v| v.name == view).ok_or_else(|| {
+        StatError::Usage(format!("no view {view}: name one of {}", VIEWS.join(", ")))
+    })?;
+    let (rows, counts) = pair_on_sim(spec, processor, workload, command, stop)?;
+    Ok((render_pairs(spec, &rows), counts))
+}
+
 /// The channels as pcm-memory shows them: a row per socket and channel, then each socket's
 /// total.
 pub fn render_memory(rows: &[ChannelBandwidth]) -> String {
+    render_pairs(&VIEW_SPECS[0], rows)
+}
+
+/// A view's rows: per box, a row per socket and box then the socket's total; per socket, a
+/// row each.
+fn render_pairs(spec: &ViewSpec, rows: &[ChannelBandwidth]) -> String {
     let unit = rows.first().map_or("MB/sec", |r| r.unit);
-    let (read, write) = (format!("read {unit}"), format!("write {unit}"));
-    let mut t = TextTable::new(&["socket", "channel", &read, &write]).right_align(&[0, 2, 3]);
+    let (read, write) = (
+        format!("{} {unit}", spec.columns[0]),
+        format!("{} {unit}", spec.columns[1]),
+    );
     let value = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.2}"));
+    let Some(box_column) = spec.box_column else {
+        let mut t = TextTable::new(&["socket", &read, &write]).right_align(&[0, 1, 2]);
+        for r in rows {
+            t.row(vec![r.socket.to_string(), value(r.read), value(r.write)]);
+        }
+        return t.render();
+    };
+    let mut t = TextTable::new(&["socket", box_column, &read, &write]).right_align(&[0, 2, 3]);
     let mut sockets: Vec<u32> = rows.iter().map(|r| r.socket).collect();
     sockets.dedup();
     for socket in sockets {

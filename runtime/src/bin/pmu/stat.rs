@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use clap::Args;
 use pmu_runtime::stat::aggr::StatAggr;
-use pmu_runtime::stat::events;
 use pmu_runtime::stat::report::{self, StatLayout};
 use pmu_runtime::stat::run::{self, StatPlan};
+use pmu_runtime::stat::{events, metric_only};
 
 /// `pmu stat`'s options, as perf stat spells them.
 #[derive(Args)]
@@ -49,8 +49,7 @@ pub struct StatArgs {
     )]
     repeat: u32,
     /// Print the counts of every MS milliseconds (at least 10).
-    #[arg(short = 'I', long = "interval-print", value_name = "MS",
-          value_parser = clap::value_parser!(u64).range(10..))]
+    #[arg(short = 'I', long = "interval-print", value_name = "MS", value_parser = interval_ms)]
     interval: Option<u64>,
     /// With -I: stop after N intervals.
     #[arg(long = "interval-count", value_name = "N", requires = "interval",
@@ -62,6 +61,16 @@ pub struct StatArgs {
     /// With -a or -C: each socket's counts, summed over its CPUs.
     #[arg(long = "per-socket")]
     per_socket: bool,
+    /// With -a or -C and -e: count only the tasks of cgroup NAME (relative to the cgroup
+    /// mount point, e.g. /sys/fs/cgroup/unified); one name limits every event, a list
+    /// (`cg1,,cg2`) each event of -e in order (empty: every task), as perf's -G.
+    #[arg(
+        short = 'G',
+        long = "cgroup",
+        value_name = "NAMES",
+        conflicts_with = "sim"
+    )]
+    cgroup: Option<String>,
     /// Start counting MS milliseconds after the command starts.
     #[arg(short = 'D', long = "delay", value_name = "MS")]
     delay: Option<u64>,
@@ -77,7 +86,7 @@ pub struct StatArgs {
     /// Count on a simulated machine instead (its uncore and top-down registers), running
     /// --workload while the command runs; with --td-level, --view or -M.
     #[arg(long, requires = "sim_view", conflicts_with_all = [
-        "json_lines", "interval", "pid", "cpu", "no_aggr", "per_socket", "delay",
+        "json_lines", "interval_count", "pid", "cpu", "no_aggr", "per_socket", "delay",
         "repeat", "event"])]
     sim: bool,
     /// The processor whose core events `-e` may name by the spec's names
@@ -95,7 +104,8 @@ pub struct StatArgs {
           value_parser = clap::value_parser!(u8).range(1..=6))]
     td_level: Option<u8>,
     /// With --sim: a view across units, `memory` (each socket's DRAM read and write bandwidth per
-    /// channel, as pcm-memory shows it).
+    /// channel, as pcm-memory shows it), `io` (each socket's IO read and write bandwidth) or
+    /// `upi` (each UPI link's transmit and receive bandwidth).
     #[arg(long, value_name = "VIEW", group = "sim_view", requires = "sim",
           value_parser = clap::builder::PossibleValuesParser::new(pmu_runtime::stat::views::VIEWS))]
     view: Option<String>,
@@ -111,13 +121,25 @@ pub struct StatArgs {
         requires = "sim"
     )]
     metrics: Vec<String>,
-    /// With -M or --td-level: the metric values alone, a line of headers (unit and name) and a
-    /// line of values, as perf stat --metric-only (with -x: CSV).
+    /// The metric values alone, a line of headers and a line of values (with -I: a line per
+    /// interval), as perf stat --metric-only (with -x: CSV): the derived metrics of the
+    /// events (GHz, insn per cycle, branch-miss %) or, with --sim, those of -M or --td-level.
     #[arg(long = "metric-only")]
     metric_only: bool,
     /// The command to count, after `--`, with its arguments.
     #[arg(trailing_var_arg = true, value_name = "CMD")]
     command: Vec<String>,
+}
+
+/// `-I MS`: whole milliseconds, at least 10 (a shorter interval would mostly measure the
+/// reading itself).
+fn interval_ms(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(ms) if ms >= 10 => Ok(ms),
+        _ => Err(format!(
+            "-I takes whole milliseconds, at least 10 (-I 100: every 0.1 s), not `{text}`"
+        )),
+    }
 }
 
 /// Where the counts go: stderr (as perf, so the command's stdout stays its own) or -o FILE.
@@ -154,6 +176,16 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         events::parse_events_for(&lists, &crate::perf_cli::sources(None), core)
             .map_err(|e| usage(format!("-e: {e}{hint}")))?
     };
+    let mut events = events;
+    if let Some(names) = &a.cgroup {
+        let mut named = if a.event.is_empty() {
+            Vec::new()
+        } else {
+            events
+        };
+        events::assign_cgroups(&mut named, names).map_err(usage)?;
+        events = named;
+    }
     let target = report::target_label(&scope, &a.command, all);
     let plan = StatPlan {
         events,
@@ -194,10 +226,16 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
-    if a.metric_only && a.metrics.is_empty() && a.td_level.is_none() {
+    if a.metric_only && a.sim && a.metrics.is_empty() && a.td_level.is_none() {
         return fail(
             "--metric-only prints metric values alone: name the metrics with -M (pmu stat --sim \
              -M TmaL1 --metric-only -- CMD) or the tree with --td-level N",
+            2,
+        );
+    }
+    if a.metric_only && (json || a.json_lines) {
+        return fail(
+            "--metric-only is laid out as text or, with -x SEP, CSV; leave out -j/--json",
             2,
         );
     }
@@ -238,14 +276,22 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
     };
     let mut index = 0;
     let outcome = run::measure(&plan, &stop, |iv| {
-        let _ = out.write_all(report::interval(iv, index, &layout).as_bytes());
+        let lines = match a.metric_only {
+            true => metric_only::interval(iv, index, plan.aggr, &layout).unwrap_or_default(),
+            false => report::interval(iv, index, &layout),
+        };
+        let _ = out.write_all(lines.as_bytes());
         let _ = out.flush();
         index += 1;
     });
     match outcome {
         Ok(o) => {
             if plan.interval.is_none() {
-                let _ = out.write_all(report::summary(&o, &target, &layout).as_bytes());
+                let text = match a.metric_only {
+                    true => metric_only::summary(&o, &target, &layout).unwrap_or_default(),
+                    false => report::summary(&o, &target, &layout),
+                };
+                let _ = out.write_all(text.as_bytes());
             }
             let _ = out.flush();
             ExitCode::from((o.exit_code & 0xff) as u8)
@@ -257,7 +303,7 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
 /// `pmu stat --sim --td-level N` or `--view memory`: the library counts and words it; this
 /// prints it where the counts go.
 fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
-    use pmu_runtime::report::metric_values::render_metric_only;
+    use pmu_runtime::report::metric_values::{render_metric_only, render_metric_only_interval};
     use pmu_runtime::stat::views;
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
@@ -276,6 +322,33 @@ fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
     }
     let sep = a.separator.as_deref();
     let failed = |e: pmu_runtime::stat::StatError| (e.to_string(), e.exit_code());
+    if let Some(ms) = a.interval {
+        if !a.metric_only || a.metrics.is_empty() {
+            return Err(usage(
+                "with --sim, -I prints -M's metrics a line per interval: add -M METRICS \
+                 --metric-only, or leave out -I for the tree and the views"
+                    .into(),
+            ));
+        }
+        let (readings, code) = views::metrics_on_sim_every(
+            processor,
+            workload,
+            &a.metrics,
+            (&a.command, stop),
+            std::time::Duration::from_millis(ms),
+        )
+        .map_err(failed)?;
+        let mut out = sink(a).map_err(|m| (m, 1))?;
+        for (i, (ends, values)) in readings.iter().enumerate() {
+            let pairs: Vec<_> = values.iter().map(|v| (v.metric, v.value)).collect();
+            let time = pmu_runtime::stat::report::interval_time(*ends);
+            let header = i % 25 == 0 && (i == 0 || sep.is_none());
+            let line = render_metric_only_interval(&time, &pairs, sep, header);
+            let _ = out.write_all(line.as_bytes());
+        }
+        let _ = out.flush();
+        return Ok(ExitCode::from((code & 0xff) as u8));
+    }
     let (body, counts) = if let Some(level) = a.td_level {
         let (nodes, counts) =
             views::topdown_on_sim(processor, workload, level, &a.command, stop).map_err(failed)?;
@@ -286,9 +359,8 @@ fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
             (views::render_tree(&nodes, level), counts)
         }
     } else if a.metrics.is_empty() {
-        let (rows, counts) =
-            views::memory_on_sim(processor, workload, &a.command, stop).map_err(failed)?;
-        (views::render_memory(&rows), counts)
+        let view = a.view.as_deref().unwrap_or("memory");
+        views::view_on_sim(view, processor, workload, &a.command, stop).map_err(failed)?
     } else {
         let (values, counts) =
             views::metrics_on_sim(processor, workload, &a.metrics, &a.command, stop)

@@ -1,0 +1,174 @@
+//! `pmu stat --metric-only` against the real `perf stat --metric-only` (perf 6.1, which
+//! `.ci/run` installs) on this machine, with and without `-I`, as text and as CSV.
+//!
+//! On a machine without hardware events (this VM) perf has no metric column for the events it
+//! can count: `task-clock`'s `CPUs utilized` and the rates are not metrics to
+//! `--metric-only` (perf's `valid_only_metric`), and it prints no header for an event it
+//! cannot count. So the shape compared is: the header line exactly as perf's (the time
+//! column under `-I`, the place columns with `--per-socket`), one line per interval as
+//! perf's (as many, each starting with the time as `%6lu.%09lu`, then the place), and the
+//! same non-empty fields after them (none here). perf 6.1 also writes stray empty fields on
+//! some lines (an interval where an event counted nothing, or an event it cannot count);
+//! they are not compared.
+
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn run(tool: &str, args: &[&str]) -> String {
+    let mut c = if tool == "perf" {
+        let mut c = Command::new("perf");
+        c.arg("stat");
+        c
+    } else {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("pmu"));
+        c.arg("stat");
+        c
+    };
+    let o: Output = c.args(args).output().unwrap_or_else(|e| {
+        panic!("cannot run {tool} ({e}): install perf (Debian: apt-get install linux-perf)")
+    });
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{tool} {args:?}: {err}");
+    err
+}
+
+fn both(args: &[&str]) -> (String, String) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    (run("perf", args), run("pmu", args))
+}
+
+/// A line's fields after the time and place: split on `sep` (text: whitespace), empty ones
+/// dropped.
+fn values(line: &str, sep: Option<&str>, skip: usize) -> Vec<String> {
+    let fields: Vec<&str> = match sep {
+        Some(s) => line.split(s).collect(),
+        None => line.split_whitespace().collect(),
+    };
+    fields
+        .into_iter()
+        .skip(skip)
+        .filter(|f| !f.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn is_time(field: &str) -> bool {
+    let (whole, frac) = field.split_once('.').unwrap_or(("", ""));
+    whole.len() == 6 && frac.len() == 9 && frac.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The interval lines' shape: header, then (time, place and values) per line.
+fn same_interval_shape(perf: &str, pmu: &str, sep: Option<&str>, place_fields: usize) {
+    let lines = |s: &str| -> Vec<String> { s.lines().map(str::to_string).collect() };
+    let (theirs, ours) = (lines(perf), lines(pmu));
+    assert_eq!(ours[0], theirs[0], "header\nperf:\n{perf}\npmu:\n{pmu}");
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "lines\nperf:\n{perf}\npmu:\n{pmu}"
+    );
+    for (o, t) in ours[1..].iter().zip(&theirs[1..]) {
+        let time = match sep {
+            Some(s) => o.split(s).next().unwrap(),
+            None => &o[..16],
+        };
+        assert!(
+            is_time(time),
+            "{o:?} starts with the time as perf prints it"
+        );
+        let skip = 1 + place_fields;
+        let place = |l: &str| {
+            values(l, sep, 1)
+                .into_iter()
+                .take(place_fields)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(place(o), place(t), "place of {o:?} against perf's {t:?}");
+        assert_eq!(
+            values(o, sep, skip),
+            values(t, sep, skip),
+            "{o:?} against perf's {t:?}"
+        );
+    }
+}
+
+#[test]
+fn intervals_are_a_line_each_with_perfs_columns() {
+    let events = ["-e", "task-clock,page-faults", "--", "sleep", "0.35"];
+    for sep in [None, Some(","), Some(";")] {
+        let mut args = vec!["-I", "100", "--metric-only"];
+        let flag = sep.map(|s| format!("-x{s}"));
+        args.extend(flag.as_deref());
+        args.extend(events);
+        let (perf, pmu) = both(&args);
+        // 0.35 s in 100 ms intervals: three whole ones and the rest, after the header.
+        assert_eq!(pmu.lines().count(), 5, "{pmu}");
+        same_interval_shape(&perf, &pmu, sep, 0);
+    }
+}
+
+#[test]
+fn per_socket_intervals_name_the_socket_as_perf() {
+    let args = [
+        "-I",
+        "100",
+        "--metric-only",
+        "-a",
+        "--per-socket",
+        "--",
+        "sleep",
+        "0.25",
+    ];
+    let (perf, pmu) = both(&args);
+    same_interval_shape(&perf, &pmu, None, 2);
+    let mut with_x = vec!["-x,"];
+    with_x.extend(args);
+    let (perf, pmu) = both(&with_x);
+    same_interval_shape(&perf, &pmu, Some(","), 2);
+}
+
+#[test]
+fn without_intervals_the_header_and_values_lines_are_perfs() {
+    // perf's default events: on this machine only the software ones count, none a metric.
+    let (perf, pmu) = both(&["--metric-only", "-x,", "--", "sleep", "0.1"]);
+    let (theirs, ours): (Vec<&str>, Vec<&str>) = (perf.lines().collect(), pmu.lines().collect());
+    assert_eq!(ours.len(), theirs.len(), "perf:\n{perf}\npmu:\n{pmu}");
+    assert_eq!(ours[0], theirs[0], "the header line");
+    assert_eq!(
+        values(ours[1], Some(","), 0),
+        values(theirs[1], Some(","), 0)
+    );
+    // Text: the title, the two lines and the footer, as perf.
+    let (perf, pmu) = both(&["--metric-only", "-e", "task-clock", "--", "sleep", "0.1"]);
+    let shape = |s: &str| -> Vec<bool> { s.lines().map(|l| l.trim().is_empty()).collect() };
+    assert_eq!(shape(&pmu), shape(&perf), "perf:\n{perf}\npmu:\n{pmu}");
+    assert!(pmu.contains(" Performance counter stats for 'sleep 0.1':"));
+    assert!(pmu.contains(" seconds time elapsed"));
+}
+
+#[test]
+fn json_is_refused_with_what_to_use() {
+    let o = Command::new(assert_cmd::cargo::cargo_bin("pmu"))
+        .args(["stat", "--metric-only", "-j", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("-x SEP"), "{err}");
+}
+
+/// An interval that is not whole milliseconds of at least 10 says what to type (exit 2).
+#[test]
+fn absurd_intervals_say_what_to_type() {
+    for ms in ["0", "5", "1.5", "abc", "99999999999999999999"] {
+        let o = Command::new(assert_cmd::cargo::cargo_bin("pmu"))
+            .args(["stat", "-I", ms, "--metric-only", "--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "-I {ms}: {err}");
+        assert!(err.contains("at least 10 (-I 100"), "-I {ms}: {err}");
+    }
+}

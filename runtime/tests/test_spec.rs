@@ -301,6 +301,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     box_count: None,
                     // Nor which socket owns a PCI bus: it has none.
                     socket_bus: None,
+                    stack_bus: None,
                     discovery_ignored: None,
                     discovery_count: pm.discovery_count.as_ref().map(|c| DiscoveryCountInfo {
                         boxes: c.boxes,

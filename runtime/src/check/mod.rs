@@ -5,10 +5,13 @@
 //! rows, table, verdict and JSON; [`simulated`], the run on the simulator; [`against_perf`],
 //! this machine's kernel counts through the runtime's perf backend against the real
 //! `perf stat`; [`here`], the run on this machine; [`dump`], the discovery tables saved for a
-//! bug report.
+//! bug report; [`buses`], the PCI bus each box serves where the part holds it (Skylake-SP's
+//! IIO stacks), against the kernel's own mapping.
 
 #[cfg(target_os = "linux")]
 pub mod against_perf;
+#[cfg(target_os = "linux")]
+pub mod buses;
 pub mod dump;
 #[cfg(target_os = "linux")]
 pub mod here;

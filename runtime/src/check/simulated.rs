@@ -4,7 +4,8 @@
 //! as a failed check naming the access that failed.
 //!
 //! For the machine's processor: every discovery table is read and joined with the spec
-//! (every box must match or be corrected by the spec); one box of every unit with a general
+//! (every box must match or be corrected by the spec); where the part holds the PCI bus of
+//! each box (`<stack-bus>`), every socket's must be valid ([`super::buses`]); one box of every unit with a general
 //! counter is counted through its registers for three intervals of [`STEP`] while the
 //! simulator runs every event steadily at [`RATE`] a second, so each interval must count
 //! exactly `RATE x STEP` = 10,000 events; a unit whose counters saturate (`<saturation>`)
@@ -53,6 +54,7 @@ pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
         ),
     )];
     rows.extend(discovery(machine, boxes));
+    rows.extend(super::buses::rows(machine, boxes, None));
     rows.extend(through_perf_only(boxes));
     let counted = counted_boxes(boxes);
     let touched: Vec<(Reg, Where)> = counted

@@ -325,7 +325,9 @@ impl Sim {
             windows: mmio::Windows::new(config.processor, sockets),
             core_box,
             state: Mutex::new(SimState {
-                uncore: vec![socket.clone(); sockets],
+                uncore: (0..sockets as u32)
+                    .map(|s| part::with_stack_buses(&config, s, socket.clone()))
+                    .collect(),
                 cores: vec![Default::default(); cpus],
                 l3s: vec![socket; cpus],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],

@@ -88,7 +88,11 @@ fn without_the_valid_bit_no_box_is_mapped() {
         .unwrap()
         .unwrap();
     assert_eq!(read.buses, None);
-    assert!(read.describe().contains("valid bit clear"), "{}", read.describe());
+    assert!(
+        read.describe().contains("valid bit clear"),
+        "{}",
+        read.describe()
+    );
 }
 
 /// A unit without a `<stack-bus>` (the CHA; Ice Lake-SP's IIO, mapped another way) reads
@@ -113,9 +117,13 @@ fn other_units_have_no_stack_buses() {
 #[test]
 fn the_simulated_part_answers_msr_0x300_per_socket() {
     let machine = Machine::simulating(processor("skylake-sp"));
-    let s0 = stack_buses(&machine, iio("skylake-sp"), 0).unwrap().unwrap();
+    let s0 = stack_buses(&machine, iio("skylake-sp"), 0)
+        .unwrap()
+        .unwrap();
     assert_eq!(s0.raw, 0x8000_0000_3020_1000);
-    let s1 = stack_buses(&machine, iio("skylake-sp"), 1).unwrap().unwrap();
+    let s1 = stack_buses(&machine, iio("skylake-sp"), 1)
+        .unwrap()
+        .unwrap();
     assert_eq!(s1.raw, 0x8000_0000_7060_5040);
     assert_eq!(
         s1.buses,

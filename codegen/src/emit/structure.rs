@@ -490,8 +490,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
         quote!(NoteInfo { kind: #k, title: #t, text: #x })
     });
     let box_count = opt(pmu.box_count.as_ref().map(|b| box_count(names, b)));
-    let socket_bus = opt(pmu.socket_bus.as_ref().map(|b| socket_bus(names, b)));
-    let stack_bus = opt(pmu.stack_bus.as_ref().map(|b| stack_bus(names, b)));
+    let (socket_bus, stack_bus) = buses(names, pmu);
     let discovery_ignored = opt(pmu.discovery_ignored.as_ref().map(|d| {
         let (source, description) = (&d.source, text_lit(&d.description));
         quote!(DiscoveryIgnoredInfo {
@@ -618,6 +617,14 @@ fn box_count(names: &Names, b: &BoxCount) -> TokenStream {
         source: #source,
         description: #description,
     })
+}
+
+/// A unit's `SocketBusInfo` and `StackBusInfo` (each `None` where it has none).
+fn buses(names: &Names, pmu: &Pmu) -> (TokenStream, TokenStream) {
+    (
+        opt(pmu.socket_bus.as_ref().map(|b| socket_bus(names, b))),
+        opt(pmu.stack_bus.as_ref().map(|b| stack_bus(names, b))),
+    )
 }
 
 /// A unit's `SocketBusInfo`.

@@ -101,7 +101,11 @@ fn simulated_stack_bus(socket: u32, k: u32) -> u8 {
 
 /// A socket's power-on state with the `<stack-bus>` registers filled in as firmware leaves
 /// them: each box's bus ([`simulated_stack_bus`]) and the valid bit set.
-pub(super) fn with_stack_buses(config: &SimConfig, socket: u32, mut state: SocketState) -> SocketState {
+pub(super) fn with_stack_buses(
+    config: &SimConfig,
+    socket: u32,
+    mut state: SocketState,
+) -> SocketState {
     for rule in config
         .processor
         .units
@@ -110,7 +114,11 @@ pub(super) fn with_stack_buses(config: &SimConfig, socket: u32, mut state: Socke
     {
         put_field(&mut state, &rule.valid, 1);
         for (k, b) in rule.buses.iter().enumerate() {
-            put_field(&mut state, b, u64::from(simulated_stack_bus(socket, k as u32)));
+            put_field(
+                &mut state,
+                b,
+                u64::from(simulated_stack_bus(socket, k as u32)),
+            );
         }
     }
     state

@@ -92,12 +92,16 @@ impl Validator {
         let fail = |message: String, help: &str| diag(&ps.at, message, help);
         if !is_msr(reg, instance, index) {
             self.push(fail(
-                format!("stack-bus register {} must be an MSR with an address", ps.register),
+                format!(
+                    "stack-bus register {} must be an MSR with an address",
+                    ps.register
+                ),
                 "name the package-scope MSR that holds the buses (read on a CPU of each socket)",
             ));
             return None;
         }
-        let readable = |f: &crate::model::Field| !f.access.is_placeholder() && f.access.is_readable();
+        let readable =
+            |f: &crate::model::Field| !f.access.is_placeholder() && f.access.is_readable();
         let Some(valid) = reg
             .fields
             .iter()
@@ -167,6 +171,7 @@ fn is_msr(r: &Register, instance: usize, index: u32) -> bool {
     let Addresses::Known(list) = &r.addresses else {
         return false;
     };
-    list.iter()
-        .any(|a| a.instance == instance && a.index == index && matches!(a.location, Location::Msr(_)))
+    list.iter().any(|a| {
+        a.instance == instance && a.index == index && matches!(a.location, Location::Msr(_))
+    })
 }

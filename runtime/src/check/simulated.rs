@@ -18,6 +18,7 @@ use std::time::Duration;
 use pmu_regs::{CounterKind, Scope};
 
 use super::outcome::{CheckReport, CheckRow};
+use super::raw_vs_perf::PerfFault;
 use crate::boxes::{Boxes, EventSelect, PmuBox, Reg};
 use crate::discovery::Joined;
 use crate::error::{Result, UsageError};
@@ -40,6 +41,18 @@ const EVENT: u16 = 0x10;
 /// The conformance run on `machine`, which must be simulated, handling the quirks `quirks`
 /// says (a run with them off shows what the part does without the runtime's corrections).
 pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
+    on_simulator_with(machine, quirks, None)
+}
+
+/// [`on_simulator`], with the perf path failing as `perf_fault` says (a fault in the
+/// registers is the machine's own: [`Machine::with_fault`]); each box counted through the
+/// registers is counted again through the simulated kernel's perf PMU
+/// ([`super::raw_vs_perf`]).
+pub fn on_simulator_with(
+    machine: &Machine,
+    quirks: Quirks,
+    perf_fault: Option<PerfFault>,
+) -> Result<CheckReport> {
     let sim = machine.sim().ok_or_else(|| UsageError::BadValue {
         text: "a machine that is not simulated".into(),
         expected: "a simulated machine (Machine::simulating)".into(),
@@ -62,7 +75,7 @@ pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
         .flat_map(|b| registers_of(machine, boxes, b))
         .collect();
     let before = snapshot(machine, &touched);
-    for b in counted {
+    for &b in &counted {
         rows.push(count(machine, boxes, b, None, quirks));
         if let (Some(_), Some(c)) = (saturation_bit(b), general(b)) {
             let found = c.info.max() - BELOW_TOP;
@@ -72,6 +85,10 @@ pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
     if !touched.is_empty() {
         rows.push(put_back(machine, &touched, before));
     }
+    // After put-back: what the simulated kernel's driver leaves is its own state.
+    rows.extend(super::raw_vs_perf::rows(
+        machine, boxes, &counted, EVENT, quirks, perf_fault,
+    ));
     Ok(CheckReport {
         target: format!("the simulated {}", config.processor.id),
         rows,
@@ -168,18 +185,12 @@ fn count(
     found: Option<u64>,
     quirks: Quirks,
 ) -> CheckRow {
-    let per_interval = RATE * STEP.as_millis() as u64 / 1000;
-    let (name, expected) = match found {
-        None => (format!("count {}", b.instance), per_interval),
-        Some(v) => (
-            format!("saturation {} from {v:#x}", b.instance),
-            per_interval,
-        ),
+    let expected = per_interval();
+    let name = match found {
+        None => format!("count {}", b.instance),
+        Some(v) => format!("saturation {} from {v:#x}", b.instance),
     };
-    let expected_text = format!(
-        "{per_interval} x {INTERVALS} ({RATE}/s x {} ms)",
-        STEP.as_millis()
-    );
+    let expected_text = expected_text();
     match deltas(machine, boxes, b, found, quirks) {
         Ok(d) => {
             let measured = d.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
@@ -192,6 +203,20 @@ fn count(
         }
         Err(e) => CheckRow::failed(name, expected_text, e),
     }
+}
+
+/// What each interval must count: [`RATE`] events a second for one [`STEP`].
+pub(super) fn per_interval() -> u64 {
+    RATE * STEP.as_millis() as u64 / 1000
+}
+
+/// The expectation as the rows write it: `10000 x 3 (1000000/s x 10 ms)`.
+pub(super) fn expected_text() -> String {
+    format!(
+        "{} x {INTERVALS} ({RATE}/s x {} ms)",
+        per_interval(),
+        STEP.as_millis()
+    )
 }
 
 /// Each interval's count of box `b`'s first event.

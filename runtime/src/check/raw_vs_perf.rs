@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::outcome::CheckRow;
-use super::simulated::{expected_text, per_interval, INTERVALS, RATE, STEP};
 use crate::boxes::{Boxes, EventSelect, PmuBox};
 use crate::fault::Fault;
 use crate::machine::Machine;
@@ -24,6 +23,29 @@ use crate::perf::EventSources;
 use crate::quirks::Quirks;
 use crate::session::{Clock, Options, Pace, PerfBackend, Selection, Session, SessionBackend};
 use crate::sim_perf::{write_kernel_tree, SimPerf};
+
+/// What each box is counted for, as the register rows count it: `intervals` readings, one
+/// every `step`, while the simulator runs every event at `rate` a second; each interval must
+/// count `rate x step`, which the rows write as `expected`.
+#[derive(Debug, Clone)]
+pub struct Steady {
+    /// Events a second.
+    pub rate: u64,
+    /// The interval, on the simulator's stepped clock.
+    pub step: std::time::Duration,
+    /// How many intervals.
+    pub intervals: usize,
+    /// The event select counted.
+    pub event: u16,
+    /// The expectation as the register rows write it.
+    pub expected: String,
+}
+
+impl Steady {
+    fn per_interval(&self) -> u64 {
+        self.rate * self.step.as_millis() as u64 / 1000
+    }
+}
 
 /// A fault in the perf path: the `read`-th group read (from 1, over the whole run) fails
 /// with `fault`, as `read(2)` on a perf event would.
@@ -121,12 +143,11 @@ impl Drop for TempTree {
 }
 
 /// A row per box of `counted` that the kernel has a PMU for: its count through the simulated
-/// perf driver, which must be what the registers count ([`per_interval`] each interval).
+/// perf driver, which must be what the registers count (`steady`).
 pub fn rows(
     machine: &Machine,
-    boxes: &'static Boxes,
-    counted: &[&'static PmuBox],
-    event: u16,
+    (boxes, counted): (&'static Boxes, &[&'static PmuBox]),
+    steady: &Steady,
     quirks: Quirks,
     fault: Option<PerfFault>,
 ) -> Vec<CheckRow> {
@@ -177,7 +198,7 @@ pub fn rows(
                 layer: &layer,
                 fallback: false,
             });
-            row(&backend, (boxes, b), pmu, event, quirks)
+            row(&backend, (boxes, b), pmu, steady, quirks)
         })
         .collect()
 }
@@ -187,15 +208,15 @@ fn row(
     backend: &SessionBackend<'_>,
     (boxes, b): (&'static Boxes, &'static PmuBox),
     pmu: &str,
-    event: u16,
+    steady: &Steady,
     quirks: Quirks,
 ) -> CheckRow {
     let name = format!("perf {}", b.instance);
-    let expected = format!("{}, as the registers", expected_text());
-    match deltas(backend, (boxes, b), event, quirks) {
+    let expected = format!("{}, as the registers", steady.expected);
+    match deltas(backend, (boxes, b), steady, quirks) {
         Ok(d) => {
             let measured = d.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
-            let ok = d.iter().all(|&x| x == per_interval());
+            let ok = d.iter().all(|&x| x == steady.per_interval());
             let mut row = CheckRow::judged(name, expected, measured, ok);
             row.note = format!("through {pmu}");
             row
@@ -208,23 +229,24 @@ fn row(
 fn deltas(
     backend: &SessionBackend<'_>,
     (boxes, b): (&'static Boxes, &'static PmuBox),
-    event: u16,
+    steady: &Steady,
     quirks: Quirks,
 ) -> crate::error::Result<Vec<u64>> {
+    let event = steady.event;
     let selection = Selection::of_boxes(
         &[(boxes, b)],
         &[&format!("ev_sel={event:#x}")],
         &[EventSelect::event(event)],
     )?;
     let options = Options {
-        clock: Clock::Steps(STEP),
-        pace: Pace::Steady(RATE),
+        clock: Clock::Steps(steady.step),
+        pace: Pace::Steady(steady.rate),
         quirks,
         ..Options::default()
     };
     let mut session = Session::open(backend, &selection, options)?;
     let mut out = Vec::new();
-    for _ in 0..INTERVALS {
+    for _ in 0..steady.intervals {
         match session.interval() {
             Ok(i) => out.push(i.counts[0].delta),
             Err(e) => {

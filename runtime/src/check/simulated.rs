@@ -18,7 +18,7 @@ use std::time::Duration;
 use pmu_regs::{CounterKind, Scope};
 
 use super::outcome::{CheckReport, CheckRow};
-use super::raw_vs_perf::PerfFault;
+use super::raw_vs_perf::{PerfFault, Steady};
 use crate::boxes::{Boxes, EventSelect, PmuBox, Reg};
 use crate::discovery::Joined;
 use crate::error::{Result, UsageError};
@@ -86,8 +86,19 @@ pub fn on_simulator_with(
         rows.push(put_back(machine, &touched, before));
     }
     // After put-back: what the simulated kernel's driver leaves is its own state.
+    let steady = Steady {
+        rate: RATE,
+        step: STEP,
+        intervals: INTERVALS,
+        event: EVENT,
+        expected: expected_text(),
+    };
     rows.extend(super::raw_vs_perf::rows(
-        machine, boxes, &counted, EVENT, quirks, perf_fault,
+        machine,
+        (boxes, &counted),
+        &steady,
+        quirks,
+        perf_fault,
     ));
     Ok(CheckReport {
         target: format!("the simulated {}", config.processor.id),
@@ -206,12 +217,12 @@ fn count(
 }
 
 /// What each interval must count: [`RATE`] events a second for one [`STEP`].
-pub(super) fn per_interval() -> u64 {
+fn per_interval() -> u64 {
     RATE * STEP.as_millis() as u64 / 1000
 }
 
 /// The expectation as the rows write it: `10000 x 3 (1000000/s x 10 ms)`.
-pub(super) fn expected_text() -> String {
+fn expected_text() -> String {
     format!(
         "{} x {INTERVALS} ({RATE}/s x {} ms)",
         per_interval(),

@@ -205,15 +205,32 @@ fn count(
     match deltas(machine, boxes, b, found, quirks) {
         Ok(d) => {
             let measured = d.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
-            CheckRow::judged(
+            let mut row = CheckRow::judged(
                 name,
                 expected_text,
                 measured,
                 d.iter().all(|&x| x == expected),
-            )
+            );
+            row.note = broken(b, &d, expected);
+            row
         }
         Err(e) => CheckRow::failed(name, expected_text, e),
     }
+}
+
+/// Why box `b` is broken, when its counter did not move in any interval while the simulator
+/// ran its event (`expected` a interval): a box that counts nothing while enabled is named
+/// broken, never reported as counting 0. Empty otherwise.
+fn broken(b: &PmuBox, deltas: &[u64], expected: u64) -> String {
+    if expected == 0 || deltas.iter().any(|&d| d != 0) {
+        return String::new();
+    }
+    format!(
+        "{} is broken: its counter did not move in {} intervals while enabled and its event ran \
+         (frozen, or not counting); its counts are not zeros",
+        b.instance,
+        deltas.len()
+    )
 }
 
 /// What each interval must count: [`RATE`] events a second for one [`STEP`].

@@ -113,3 +113,59 @@ fn a_perf_fault_other_than_a_read_is_refused() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("perf-read:N:KIND"), "{err}");
 }
+
+/// The fault profile of a broken box (`broken:BOX`, `SimConfig::broken`): CHA0's counters
+/// never move. Both of its rows fail with `0, 0, 0`, naming it broken (not counting 0), and
+/// so does the verdict; every other box still counts 10,000 an interval and put-back passes.
+#[test]
+fn a_box_that_does_not_count_is_named_broken() {
+    let (code, out, err) = run(&[
+        "check",
+        "--sim",
+        "--processor",
+        "skylake-sp",
+        "--inject-fault",
+        "broken:cha0",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let failed: Vec<&str> = out.lines().filter(|l| l.contains(" FAIL ")).collect();
+    assert_eq!(failed.len(), 2, "{out}");
+    for r in &failed {
+        assert!(
+            r.starts_with("count CHA0") || r.starts_with("perf CHA0"),
+            "{r}"
+        );
+        assert!(r.contains("0, 0, 0"), "{r}");
+        assert!(
+            r.contains("CHA0 is broken: its counter did not move in 3 intervals"),
+            "{r}"
+        );
+    }
+    assert!(out
+        .lines()
+        .any(|l| l.starts_with("count IIO0") && l.contains("10000, 10000, 10000")));
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("put-back") && l.contains(" pass")),
+        "{out}"
+    );
+    assert!(err.contains("CHA0 is broken"), "{err}");
+}
+
+/// A box the processor lacks is a usage error that names some it has.
+#[test]
+fn a_broken_box_the_processor_lacks_is_refused() {
+    let (code, out, err) = run(&[
+        "check",
+        "--sim",
+        "--processor",
+        "skylake-sp",
+        "--inject-fault",
+        "broken:CHA99",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("one of the 66 boxes of skylake-sp (CHA0, CHA1"),
+        "{err}"
+    );
+}

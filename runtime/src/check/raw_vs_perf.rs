@@ -218,7 +218,11 @@ fn row(
             let measured = d.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
             let ok = d.iter().all(|&x| x == steady.per_interval());
             let mut row = CheckRow::judged(name, expected, measured, ok);
-            row.note = format!("through {pmu}");
+            let broken = super::outcome::broken(b.instance, &d, steady.per_interval());
+            row.note = match broken.as_str() {
+                "" => format!("through {pmu}"),
+                why => format!("through {pmu}: {why}"),
+            };
             row
         }
         Err(e) => CheckRow::failed(name, expected, format!("through {pmu}: {e}")),

@@ -38,6 +38,73 @@ pub const BELOW_TOP: u64 = 1_000;
 /// The event select counted: an event code every box's select field holds.
 const EVENT: u16 = 0x10;
 
+/// What `pmu check --sim --inject-fault` asks for: a register access that fails (the
+/// machine's, [`Machine::with_fault`]), a perf group read that fails ([`PerfFault`]), or a
+/// box of the part that does not count (`broken:BOX`, [`crate::sim::SimConfig::broken`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Injected {
+    /// `read:N:KIND`, `write:N:KIND`, `writes-from:N:KIND`.
+    Registers(crate::fault::When, crate::fault::Fault),
+    /// `perf-read:N:KIND`.
+    Perf(PerfFault),
+    /// `broken:BOX`: the box (its instance name as the spec spells it) never counts.
+    Broken(&'static str),
+}
+
+impl Injected {
+    /// Parses `text` for a simulated `processor` (whose boxes `broken:BOX` names).
+    pub fn parse(processor: &'static pmu_regs::ProcessorInfo, text: &str) -> Result<Self> {
+        if let Some(name) = text.strip_prefix("broken:") {
+            let boxes = Boxes::of(processor);
+            return match boxes
+                .boxes
+                .iter()
+                .find(|b| b.instance.eq_ignore_ascii_case(name))
+            {
+                Some(b) => Ok(Injected::Broken(b.instance)),
+                None => {
+                    let some: Vec<&str> = boxes.boxes.iter().take(6).map(|b| b.instance).collect();
+                    Err(UsageError::BadValue {
+                        text: text.to_string(),
+                        expected: format!(
+                            "broken:BOX with BOX one of the {} boxes of {} ({}, ...)",
+                            boxes.boxes.len(),
+                            processor.id,
+                            some.join(", ")
+                        ),
+                    }
+                    .into())
+                }
+            };
+        }
+        if let Some(perf) = PerfFault::parse(text) {
+            return Ok(Injected::Perf(perf?));
+        }
+        let (when, fault) = crate::fault::parse(text)?;
+        Ok(Injected::Registers(when, fault))
+    }
+
+    /// The simulated machine of `processor` with this fault, and the perf path's fault.
+    pub fn machine(
+        injected: Option<Self>,
+        processor: &'static pmu_regs::ProcessorInfo,
+    ) -> (Machine, Option<PerfFault>) {
+        let config = crate::sim::SimConfig::of(processor);
+        match injected {
+            None => (Machine::simulated(config), None),
+            Some(Injected::Registers(when, fault)) => {
+                (Machine::simulated(config).with_fault(when, fault), None)
+            }
+            Some(Injected::Perf(p)) => (Machine::simulated(config), Some(p)),
+            Some(Injected::Broken(name)) => {
+                let broken: &'static [&'static str] = Box::leak(Box::new([name]));
+                let config = crate::sim::SimConfig { broken, ..config };
+                (Machine::simulated(config), None)
+            }
+        }
+    }
+}
+
 /// The conformance run on `machine`, which must be simulated, handling the quirks `quirks`
 /// says (a run with them off shows what the part does without the runtime's corrections).
 pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
@@ -211,26 +278,11 @@ fn count(
                 measured,
                 d.iter().all(|&x| x == expected),
             );
-            row.note = broken(b, &d, expected);
+            row.note = super::outcome::broken(b.instance, &d, expected);
             row
         }
         Err(e) => CheckRow::failed(name, expected_text, e),
     }
-}
-
-/// Why box `b` is broken, when its counter did not move in any interval while the simulator
-/// ran its event (`expected` a interval): a box that counts nothing while enabled is named
-/// broken, never reported as counting 0. Empty otherwise.
-fn broken(b: &PmuBox, deltas: &[u64], expected: u64) -> String {
-    if expected == 0 || deltas.iter().any(|&d| d != 0) {
-        return String::new();
-    }
-    format!(
-        "{} is broken: its counter did not move in {} intervals while enabled and its event ran \
-         (frozen, or not counting); its counts are not zeros",
-        b.instance,
-        deltas.len()
-    )
 }
 
 /// What each interval must count: [`RATE`] events a second for one [`STEP`].

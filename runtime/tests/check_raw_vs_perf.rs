@@ -169,3 +169,20 @@ fn a_broken_box_the_processor_lacks_is_refused() {
         "{err}"
     );
 }
+
+/// A misspelt fault says every form `check` takes.
+#[test]
+fn a_misspelt_fault_lists_every_form() {
+    let (code, out, err) = run(&[
+        "check",
+        "--sim",
+        "--processor",
+        "skylake-sp",
+        "--inject-fault",
+        "brokn:CHA0",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    for form in ["read:N:KIND", "perf-read:N:KIND", "broken:BOX"] {
+        assert!(err.contains(form), "{err}");
+    }
+}

@@ -80,7 +80,13 @@ impl Injected {
         if let Some(perf) = PerfFault::parse(text) {
             return Ok(Injected::Perf(perf?));
         }
-        let (when, fault) = crate::fault::parse(text)?;
+        let (when, fault) = crate::fault::parse(text).map_err(|_| UsageError::BadValue {
+            text: text.to_string(),
+            expected: "read:N:KIND, write:N:KIND or writes-from:N:KIND (a register access), \
+                       perf-read:N:KIND (a perf group read), with N >= 1 and KIND one of eio, \
+                       eacces, enoent, short; or broken:BOX (e.g. write:3:eio, broken:CHA0)"
+                .into(),
+        })?;
         Ok(Injected::Registers(when, fault))
     }
 

@@ -343,6 +343,14 @@ fn socket_bus() {
     insta::assert_snapshot!(spec_diagnostics("socket_bus"));
 }
 
+/// `<stack-bus>`: no description; and, once every unit is known, an unknown register, a PCI
+/// register (it is read on a CPU: an MSR), a valid field wider than one bit, and bus fields
+/// that are not one per box. A correct one (one box, one bus, the valid bit) passes.
+#[test]
+fn stack_bus() {
+    insta::assert_snapshot!(spec_diagnostics("stack_bus"));
+}
+
 /// `<counters overflow>`: an unknown way of seeing an overflow, `msb-clear` without a source
 /// or with an unknown one, a source with no rule to cite, and `msb-clear` on counters whose
 /// box's status already has their overflow bits. A correct `msb-clear` (OF) passes.

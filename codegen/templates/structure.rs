@@ -317,6 +317,9 @@ pub struct PmuInfo {
     /// How software learns which socket owns each uncore PCI bus, on the unit whose device
     /// holds the node-id registers; `None` on every other unit.
     pub socket_bus: Option<SocketBusInfo>,
+    /// Which root PCI bus each box serves, read from a register on each socket (the spec's
+    /// `<stack-bus>`: Skylake-SP's IIO stacks); `None` on every other unit.
+    pub stack_bus: Option<StackBusInfo>,
     /// The discovery table's entries of this unit's type are known to be wrong; the spec's
     /// boxes are trusted instead. `None`: the table is believed.
     pub discovery_ignored: Option<DiscoveryIgnoredInfo>,
@@ -363,6 +366,36 @@ impl SocketBusInfo {
             .iter()
             .position(|s| s.field.extract(map) == own)
             .map(|n| n as u32)
+    }
+}
+
+/// Which root PCI bus each box of a unit serves (the spec's `<stack-bus>`): a register read
+/// on a CPU of each socket holds one byte per box, box k's in `buses[k]`, meaningful only
+/// while its `valid` bit is set (Linux's skx_iio_get_topology gives up the mapping when it
+/// is clear).
+#[derive(Debug, Clone, Copy)]
+pub struct StackBusInfo {
+    /// The bit that says firmware has set the buses.
+    pub valid: BitRef,
+    /// The bus fields, box k's at position k (the unit's instance order).
+    pub buses: &'static [BitRef],
+    /// The public source of the rule (a `processors.xml` source id).
+    pub source: &'static str,
+    /// The rule in words, for messages.
+    pub description: &'static str,
+}
+
+impl StackBusInfo {
+    /// Whether the register's raw value has its valid bit set (firmware set the buses).
+    pub fn is_valid(&self, raw: u64) -> bool {
+        self.valid.field.extract(raw) != 0
+    }
+
+    /// Box `k`'s bus in the register's raw value; `None` while the valid bit is clear or
+    /// past the unit's boxes.
+    pub fn bus_of(&self, raw: u64, k: usize) -> Option<u8> {
+        let b = self.buses.get(k).filter(|_| self.is_valid(raw))?;
+        Some((b.field.extract(raw) & 0xff) as u8)
     }
 }
 

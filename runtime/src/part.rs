@@ -1,9 +1,10 @@
 //! What this part has: which boxes of a unit, read from the part itself as the unit's
 //! spec says (`<box-count>`: the set bits of a capability register or of CPUID bits, a
 //! register holding the count, the socket's cores, or the PCI devices found),
-//! so that a box the part lacks is refused by name before anything is programmed; and the
-//! part's discovery tables joined with the spec, knowing what the part says of itself
-//! ([`joined_tables`]).
+//! so that a box the part lacks is refused by name before anything is programmed; the root
+//! PCI bus each box serves, where the spec says where the part holds it (`<stack-bus>`:
+//! [`stack_buses`]); and the part's discovery tables joined with the spec, knowing what the
+//! part says of itself ([`joined_tables`]).
 
 use pmu_regs::{BitRef, BoxCountRule, PmuInfo, UnitInfo};
 
@@ -247,6 +248,85 @@ fn devices_found(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<(u32, 
             format!("socket {socket}: the devices of {found} of {n} boxes found"),
         )),
     }
+}
+
+/// The root PCI bus each box of a unit serves on one socket, as the part holds it (the
+/// spec's `<stack-bus>`: Skylake-SP and Cascade Lake's IIO stacks, MSR 0x300).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackBuses {
+    /// The socket read.
+    pub socket: u32,
+    /// The register's name and raw value, as read.
+    pub register: &'static str,
+    /// The raw value read.
+    pub raw: u64,
+    /// Each box (instance) and its bus, in the unit's order; a box whose byte is 0 has no
+    /// stack (`None`) unless it is the unit's first (stack 0 may own bus 0), as Linux's
+    /// skx_iio_mapping_visible hides it. `None` altogether while the valid bit is clear:
+    /// firmware has not set the buses, and Linux maps no box either.
+    pub buses: Option<Vec<(&'static str, Option<u8>)>>,
+    /// The public source of the rule.
+    pub source: &'static str,
+}
+
+impl StackBuses {
+    /// The boxes and their buses as perf's `dieN` files write them (`IIO0 0000:00, IIO1
+    /// 0000:17, IIO4 none`), or why there are none.
+    pub fn describe(&self) -> String {
+        match &self.buses {
+            None => format!(
+                "{} = {:#x}: valid bit clear, firmware has not set the buses",
+                self.register, self.raw
+            ),
+            Some(b) => b
+                .iter()
+                .map(|(name, bus)| match bus {
+                    Some(n) => format!("{name} 0000:{n:02x}"),
+                    None => format!("{name} none"),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
+/// The root PCI bus of each box of `pmu`'s unit on `socket`, read from the register its
+/// `<stack-bus>` names on a CPU of that socket; `None` for a unit without one.
+pub fn stack_buses(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<Option<StackBuses>> {
+    let Some(rule) = pmu.stack_bus else {
+        return Ok(None);
+    };
+    let Some(address) = rule.valid.address() else {
+        return Ok(None);
+    };
+    let at = Where {
+        socket: Some(socket),
+        ..Where::default()
+    };
+    let place = machine.place(rule.valid.register, address, &at)?;
+    let raw = machine.read(&Resolved {
+        info: rule.valid.register,
+        address,
+        place,
+    })?;
+    let instances = unit_of(pmu).instances;
+    let buses = rule.is_valid(raw).then(|| {
+        instances
+            .iter()
+            .enumerate()
+            .filter_map(|(k, name)| {
+                let bus = rule.bus_of(raw, k)?;
+                Some((*name, (k == 0 || bus != 0).then_some(bus)))
+            })
+            .collect()
+    });
+    Ok(Some(StackBuses {
+        socket,
+        register: rule.valid.register_name,
+        raw,
+        buses,
+        source: rule.source,
+    }))
 }
 
 /// One discovery table of the part, joined with the spec.

@@ -388,3 +388,34 @@ impl OpenGroup for SimGroup<'_> {
         })
     }
 }
+
+/// Writes, under `dir` (standing for `/sys/bus/event_source/devices`), the kernel PMUs the
+/// spec says Linux registers for `processor`'s boxes, as a kernel publishes them: each a
+/// directory with its `type` (numbered from 20 here), its driver's `format/*` files, and, for
+/// an uncore PMU, the `cpumask` of one CPU per socket (`0,2`). [`SimPerf::new`] over
+/// [`EventSources::with_root`]`(dir)` then drives every one on the simulator: the simulated
+/// kernel of a simulated part, for a program (such as `pmu check --sim`) that has no
+/// tree of its own.
+pub fn write_kernel_tree(
+    processor: &'static pmu_regs::ProcessorInfo,
+    dir: &std::path::Path,
+    cpumask: &str,
+) -> io::Result<()> {
+    let mut written: Vec<&'static str> = Vec::new();
+    for name in SpecNames.all() {
+        if name.processor != processor.id || written.contains(&name.pmu) {
+            continue;
+        }
+        let d = dir.join(name.pmu);
+        std::fs::create_dir_all(d.join("format"))?;
+        std::fs::write(d.join("type"), format!("{}\n", 20 + written.len()))?;
+        for f in name.driver.formats {
+            std::fs::write(d.join("format").join(f.name), format!("{}\n", f.config))?;
+        }
+        if name.pmu != "cpu" {
+            std::fs::write(d.join("cpumask"), format!("{cpumask}\n"))?;
+        }
+        written.push(name.pmu);
+    }
+    Ok(())
+}

@@ -301,6 +301,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     box_count: None,
                     // Nor which socket owns a PCI bus: it has none.
                     socket_bus: None,
+                    stack_bus: None,
                     discovery_ignored: None,
                     discovery_count: pm.discovery_count.as_ref().map(|c| DiscoveryCountInfo {
                         boxes: c.boxes,
@@ -768,6 +769,20 @@ fn the_conformance_run_on_a_part_that_powers_up_frozen_counts_only_with_global_i
         assert!(!counts.is_empty(), "{report:?}");
         for r in &counts {
             assert_eq!(r.measured, counted, "{quirks:?} {r:?}");
+            // A box that counts nothing while enabled is named broken, not shown as 0.
+            assert_eq!(
+                r.note
+                    .contains("is broken: its counter did not move in 3 intervals"),
+                quirks != Quirks::ALL,
+                "{quirks:?} {r:?}"
+            );
+        }
+        if quirks != Quirks::ALL {
+            assert!(
+                report.verdict_line().contains("is broken"),
+                "{}",
+                report.verdict_line()
+            );
         }
         let put_back = report.rows.iter().find(|r| r.name == "put-back").unwrap();
         assert_eq!(

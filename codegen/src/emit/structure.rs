@@ -490,7 +490,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
         quote!(NoteInfo { kind: #k, title: #t, text: #x })
     });
     let box_count = opt(pmu.box_count.as_ref().map(|b| box_count(names, b)));
-    let socket_bus = opt(pmu.socket_bus.as_ref().map(|b| socket_bus(names, b)));
+    let (socket_bus, stack_bus) = buses(names, pmu);
     let discovery_ignored = opt(pmu.discovery_ignored.as_ref().map(|d| {
         let (source, description) = (&d.source, text_lit(&d.description));
         quote!(DiscoveryIgnoredInfo {
@@ -533,6 +533,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             perf: #perf,
             box_count: #box_count,
             socket_bus: #socket_bus,
+            stack_bus: #stack_bus,
             discovery_ignored: #discovery_ignored,
             discovery_count: #discovery_count,
             discovery_broken: #discovery_broken,
@@ -618,6 +619,14 @@ fn box_count(names: &Names, b: &BoxCount) -> TokenStream {
     })
 }
 
+/// A unit's `SocketBusInfo` and `StackBusInfo` (each `None` where it has none).
+fn buses(names: &Names, pmu: &Pmu) -> (TokenStream, TokenStream) {
+    (
+        opt(pmu.socket_bus.as_ref().map(|b| socket_bus(names, b))),
+        opt(pmu.stack_bus.as_ref().map(|b| stack_bus(names, b))),
+    )
+}
+
 /// A unit's `SocketBusInfo`.
 fn socket_bus(names: &Names, b: &SocketBus) -> TokenStream {
     let node_id = bit_literal(names, &b.node_id);
@@ -632,6 +641,19 @@ fn socket_bus(names: &Names, b: &SocketBus) -> TokenStream {
         node_id: #node_id,
         slots: &[#(#slots),*],
         other_buses: #other,
+        source: #source,
+        description: #description,
+    })
+}
+
+/// A unit's `StackBusInfo`.
+fn stack_bus(names: &Names, b: &StackBus) -> TokenStream {
+    let valid = bit_literal(names, &b.valid);
+    let buses = b.buses.iter().map(|s| bit_literal(names, s));
+    let (source, description) = (&b.source, text_lit(&b.description));
+    quote!(StackBusInfo {
+        valid: #valid,
+        buses: &[#(#buses),*],
         source: #source,
         description: #description,
     })
@@ -857,7 +879,14 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
         .flat_map(|u| &u.pmu)
         .flat_map(|m| &m.socket_bus)
         .flat_map(|s| std::iter::once(&s.node_id).chain(&s.slots));
-    for b in route_bits(p).into_iter().chain(count_bits).chain(bus_bits) {
+    let stack_bits = p
+        .units
+        .iter()
+        .flat_map(|u| &u.pmu)
+        .flat_map(|m| &m.stack_bus)
+        .flat_map(|s| std::iter::once(&s.valid).chain(&s.buses));
+    let bits = count_bits.chain(bus_bits).chain(stack_bits);
+    for b in route_bits(p).into_iter().chain(bits) {
         regs.insert((b.unit, b.register));
         fields.insert((b.unit, b.register, b.field));
     }

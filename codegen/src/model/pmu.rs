@@ -359,6 +359,9 @@ pub struct Pmu {
     /// How software learns which socket owns each uncore PCI bus (`<socket-bus>`, on the
     /// unit whose device holds the node-id registers).
     pub socket_bus: Option<SocketBus>,
+    /// Which PCI bus each box serves, read from a register on each socket (`<stack-bus>`:
+    /// Skylake-SP's IIO stacks); `None` on every other unit.
+    pub stack_bus: Option<StackBus>,
     /// The discovery table's entries of this unit's type are known to be wrong, and the
     /// spec is trusted instead (`<discovery-ignored>`; only with a `discovery_type`).
     pub discovery_ignored: Option<DiscoveryIgnored>,
@@ -478,6 +481,21 @@ pub enum BoxCountRule {
     Devices,
     /// The part's discovery table lists the boxes present (Sapphire Rapids on).
     Discovery,
+}
+
+/// Which root PCI bus each box of a unit serves (one I/O stack per box): a register read on
+/// each socket holds one byte per box, box k's at bits 8k+7:8k, meaningful once its valid bit
+/// is set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackBus {
+    /// The bit that says firmware has set the buses.
+    pub valid: BitRef,
+    /// The bus fields, box k's at position k (the unit's instance order).
+    pub buses: Vec<BitRef>,
+    /// The public source of the rule.
+    pub source: String,
+    /// The rule in our words.
+    pub description: String,
 }
 
 /// How software learns which socket owns each PCI bus holding uncore devices: every bus

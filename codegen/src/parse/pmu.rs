@@ -36,6 +36,8 @@ pub struct RawPmu {
     pub box_count: Option<RawBoxCount>,
     #[serde(default, rename = "socket-bus")]
     pub socket_bus: Option<RawSocketBus>,
+    #[serde(default, rename = "stack-bus")]
+    pub stack_bus: Option<RawStackBus>,
     #[serde(default, rename = "discovery-ignored")]
     pub discovery_ignored: Option<RawDiscoveryIgnored>,
     #[serde(default, rename = "discovery-count")]
@@ -108,6 +110,25 @@ pub struct RawGlobalInit {
 pub struct RawDiscoveryIgnored {
     #[serde(rename = "@_at")]
     pub at: usize,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "$text", default)]
+    pub text: String,
+}
+
+/// `<stack-bus>`: the register, read on each socket, whose bytes are the root PCI buses of
+/// the unit's boxes (one I/O stack each), and its valid bit.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStackBus {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    /// The concrete name of the register.
+    #[serde(rename = "@register")]
+    pub register: String,
+    /// The field that says whether firmware has set the buses.
+    #[serde(rename = "@valid")]
+    pub valid: String,
     #[serde(rename = "@source")]
     pub source: String,
     #[serde(rename = "$text", default)]

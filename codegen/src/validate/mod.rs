@@ -172,6 +172,7 @@ impl Validator {
         for (p, pending) in ctx.processors.iter_mut().zip(pending) {
             self.resolve_box_counts(p, &pending);
             self.resolve_socket_buses(p, &pending);
+            self.resolve_stack_buses(p, &pending);
             // After `<socket-bus>`: it says whether a socket's devices share one bus.
             for d in pci_identity::check(p) {
                 self.push(d);
@@ -236,6 +237,11 @@ impl Validator {
                 }
                 if let Some(sb) = pmu.socket_bus.as_mut() {
                     for b in std::iter::once(&mut sb.node_id).chain(&mut sb.slots) {
+                        b.unit += offset;
+                    }
+                }
+                if let Some(sb) = pmu.stack_bus.as_mut() {
+                    for b in std::iter::once(&mut sb.valid).chain(&mut sb.buses) {
                         b.unit += offset;
                     }
                 }

@@ -412,6 +412,7 @@ pub static CHA: PmuInfo = PmuInfo {
             has enabled (Linux skx_count_chabox).",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -636,6 +637,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
             them.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -734,6 +736,76 @@ pub static IIO: PmuInfo = PmuInfo {
             six boxes and reads nothing to count them.",
     }),
     socket_bus: None,
+    stack_bus: Some(StackBusInfo {
+        valid: BitRef {
+            register: &super::ubox::CPU_BUS_NUMBER_INFO,
+            instance: "UBOX",
+            index: 0,
+            field: CPU_BUS_NUMBER_VALID,
+            register_name: "MSR_CPU_BUS_NUMBER",
+            qualified: "MSR_CPU_BUS_NUMBER.valid",
+        },
+        buses: &[
+            BitRef {
+                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_0,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_0",
+            },
+            BitRef {
+                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_1,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_1",
+            },
+            BitRef {
+                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_2,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_2",
+            },
+            BitRef {
+                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_3,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_3",
+            },
+            BitRef {
+                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_4,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_4",
+            },
+            BitRef {
+                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_5,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_5",
+            },
+        ],
+        source: "linux-skx-iio-mapping",
+        description: "Each IIO box serves one I/O stack, whose root PCI bus firmware \
+            numbered: MSR_CPU_BUS_NUMBER (0x300, package scope, in ubox.xml), read \
+            on a CPU of the socket, holds box k's bus in byte k (bus_num_0 for IIO0 \
+            to bus_num_5 for IIO5) once its valid bit (63) is set, as Linux's \
+            skx_iio_topology_cb takes byte pmu_idx for uncore_iio_pmu_idx. With \
+            valid clear the bytes mean nothing and Linux maps no stack. A bus of 0 \
+            names a stack only for IIO0 (stack 0 carries the legacy bus 0 of the \
+            first socket); Linux hides the mapping of any other box whose byte is 0, \
+            an absent stack.",
+    }),
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -874,6 +946,7 @@ pub static IMC: PmuInfo = PmuInfo {
             a part without a channel or link simply lacks that device.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -980,6 +1053,7 @@ pub static IRP: PmuInfo = PmuInfo {
             six boxes and reads nothing to count them.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1087,6 +1161,7 @@ pub static M2M: PmuInfo = PmuInfo {
             without a channel or link simply lacks that device.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1188,6 +1263,7 @@ pub static M2PCIE: PmuInfo = PmuInfo {
             reads no count.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1303,6 +1379,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
             part without a channel or link simply lacks that device.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1431,6 +1508,7 @@ pub static PCU: PmuInfo = PmuInfo {
         description: "One PCU per socket: Linux registers skx_uncore_pcu with one box.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1643,6 +1721,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             goes with the nearest lower bus that has one: the first bus of the \
             socket's first stack, below every other bus of the socket.",
     }),
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1795,6 +1874,7 @@ pub static UPI: PmuInfo = PmuInfo {
             simply lacks that device.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -2349,6 +2429,27 @@ const U_GID_NID_MAP_NODE_ID1: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
 /// `U_PCI_GIDNIDMAP.node_id0` (bits 2:0).
 const U_GID_NID_MAP_NODE_ID0: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id0");
+/// `MSR_CPU_BUS_NUMBER.valid` (bit 63).
+const CPU_BUS_NUMBER_VALID: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+    .field_named("valid");
+/// `MSR_CPU_BUS_NUMBER.bus_num_5` (bits 47:40).
+const CPU_BUS_NUMBER_BUS_NUM_5: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+    .field_named("bus_num_5");
+/// `MSR_CPU_BUS_NUMBER.bus_num_4` (bits 39:32).
+const CPU_BUS_NUMBER_BUS_NUM_4: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+    .field_named("bus_num_4");
+/// `MSR_CPU_BUS_NUMBER.bus_num_3` (bits 31:24).
+const CPU_BUS_NUMBER_BUS_NUM_3: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+    .field_named("bus_num_3");
+/// `MSR_CPU_BUS_NUMBER.bus_num_2` (bits 23:16).
+const CPU_BUS_NUMBER_BUS_NUM_2: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+    .field_named("bus_num_2");
+/// `MSR_CPU_BUS_NUMBER.bus_num_1` (bits 15:8).
+const CPU_BUS_NUMBER_BUS_NUM_1: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+    .field_named("bus_num_1");
+/// `MSR_CPU_BUS_NUMBER.bus_num_0` (bits 7:0).
+const CPU_BUS_NUMBER_BUS_NUM_0: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+    .field_named("bus_num_0");
 /// The `skx-cha` perf driver's format (`skx_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_SKX_CHA: PerfDriverInfo = PerfDriverInfo {

@@ -15,8 +15,8 @@ use super::m2pcie::{M2pcieBoxCtl, M2pcieCtl, M2pcieCtr};
 use super::m3upi::{M3upiBoxCtl, M3upiBoxStatus, M3upiCtl, M3upiCtr};
 use super::pcu::{Capid6, PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
 use super::ubox::{
-    UCpuNodeId, UCtl, UCtr, UGidNidMap, UGlobalCtl, UGlobalStatus, UUclkFixedCtl,
-    UUclkFixedCtr,
+    CpuBusNumber, UCpuNodeId, UCtl, UCtr, UGidNidMap, UGlobalCtl, UGlobalStatus,
+    UUclkFixedCtl, UUclkFixedCtr,
 };
 use super::upi::{UpiBoxCtl, UpiBoxStatus, UpiCtl, UpiCtr};
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
@@ -406,6 +406,7 @@ pub static CHA: PmuInfo = PmuInfo {
             has enabled (Linux skx_count_chabox).",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -649,6 +650,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
             them.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -736,6 +738,76 @@ pub static IIO: PmuInfo = PmuInfo {
             six boxes and reads nothing to count them.",
     }),
     socket_bus: None,
+    stack_bus: Some(StackBusInfo {
+        valid: BitRef {
+            register: CpuBusNumber::INFO,
+            instance: "UBOX",
+            index: 0,
+            field: CPU_BUS_NUMBER_VALID,
+            register_name: "MSR_CPU_BUS_NUMBER",
+            qualified: "MSR_CPU_BUS_NUMBER.valid",
+        },
+        buses: &[
+            BitRef {
+                register: CpuBusNumber::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_0,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_0",
+            },
+            BitRef {
+                register: CpuBusNumber::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_1,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_1",
+            },
+            BitRef {
+                register: CpuBusNumber::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_2,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_2",
+            },
+            BitRef {
+                register: CpuBusNumber::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_3,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_3",
+            },
+            BitRef {
+                register: CpuBusNumber::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_4,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_4",
+            },
+            BitRef {
+                register: CpuBusNumber::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: CPU_BUS_NUMBER_BUS_NUM_5,
+                register_name: "MSR_CPU_BUS_NUMBER",
+                qualified: "MSR_CPU_BUS_NUMBER.bus_num_5",
+            },
+        ],
+        source: "linux-skx-iio-mapping",
+        description: "Each IIO box serves one I/O stack, whose root PCI bus firmware \
+            numbered: MSR_CPU_BUS_NUMBER (0x300, package scope, in ubox.xml), read \
+            on a CPU of the socket, holds box k's bus in byte k (bus_num_0 for IIO0 \
+            to bus_num_5 for IIO5) once its valid bit (63) is set, as Linux's \
+            skx_iio_topology_cb takes byte pmu_idx for uncore_iio_pmu_idx. With \
+            valid clear the bytes mean nothing and Linux maps no stack. A bus of 0 \
+            names a stack only for IIO0 (stack 0 carries the legacy bus 0 of the \
+            first socket); Linux hides the mapping of any other box whose byte is 0, \
+            an absent stack.",
+    }),
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -870,6 +942,7 @@ pub static IMC: PmuInfo = PmuInfo {
             a part without a channel or link simply lacks that device.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -988,6 +1061,7 @@ pub static IRP: PmuInfo = PmuInfo {
             six boxes and reads nothing to count them.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1094,6 +1168,7 @@ pub static M2M: PmuInfo = PmuInfo {
             without a channel or link simply lacks that device.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1194,6 +1269,7 @@ pub static M2PCIE: PmuInfo = PmuInfo {
             reads no count.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1313,6 +1389,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
             part without a channel or link simply lacks that device.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1440,6 +1517,7 @@ pub static PCU: PmuInfo = PmuInfo {
         description: "One PCU per socket: Linux registers skx_uncore_pcu with one box.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1656,6 +1734,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             goes with the nearest lower bus that has one: the first bus of the \
             socket's first stack, below every other bus of the socket.",
     }),
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -1804,6 +1883,7 @@ pub static UPI: PmuInfo = PmuInfo {
             simply lacks that device.",
     }),
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,
@@ -2530,6 +2610,20 @@ const U_GID_NID_MAP_NODE_ID2: &FieldInfo = UGidNidMap::INFO.field_named("node_id
 const U_GID_NID_MAP_NODE_ID1: &FieldInfo = UGidNidMap::INFO.field_named("node_id1");
 /// `U_PCI_GIDNIDMAP.node_id0` (bits 2:0).
 const U_GID_NID_MAP_NODE_ID0: &FieldInfo = UGidNidMap::INFO.field_named("node_id0");
+/// `MSR_CPU_BUS_NUMBER.valid` (bit 63).
+const CPU_BUS_NUMBER_VALID: &FieldInfo = CpuBusNumber::INFO.field_named("valid");
+/// `MSR_CPU_BUS_NUMBER.bus_num_5` (bits 47:40).
+const CPU_BUS_NUMBER_BUS_NUM_5: &FieldInfo = CpuBusNumber::INFO.field_named("bus_num_5");
+/// `MSR_CPU_BUS_NUMBER.bus_num_4` (bits 39:32).
+const CPU_BUS_NUMBER_BUS_NUM_4: &FieldInfo = CpuBusNumber::INFO.field_named("bus_num_4");
+/// `MSR_CPU_BUS_NUMBER.bus_num_3` (bits 31:24).
+const CPU_BUS_NUMBER_BUS_NUM_3: &FieldInfo = CpuBusNumber::INFO.field_named("bus_num_3");
+/// `MSR_CPU_BUS_NUMBER.bus_num_2` (bits 23:16).
+const CPU_BUS_NUMBER_BUS_NUM_2: &FieldInfo = CpuBusNumber::INFO.field_named("bus_num_2");
+/// `MSR_CPU_BUS_NUMBER.bus_num_1` (bits 15:8).
+const CPU_BUS_NUMBER_BUS_NUM_1: &FieldInfo = CpuBusNumber::INFO.field_named("bus_num_1");
+/// `MSR_CPU_BUS_NUMBER.bus_num_0` (bits 7:0).
+const CPU_BUS_NUMBER_BUS_NUM_0: &FieldInfo = CpuBusNumber::INFO.field_named("bus_num_0");
 /// `U_L_PCI_PMON_BOX_CTL.frz` (bit 8).
 const UPI_BOX_CTL_FRZ: &FieldInfo = UpiBoxCtl::INFO.field_named("frz");
 /// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).

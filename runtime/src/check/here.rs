@@ -1,5 +1,6 @@
 //! The conformance run on this machine (`pmu check`): the processor, who else holds
-//! counters, every discovery table the part publishes joined with its spec, and the kernel's
+//! counters, every discovery table the part publishes joined with its spec, the PCI bus of
+//! each IIO stack where the part holds it ([`super::buses`]), and the kernel's
 //! counts through the runtime's perf backend against the real `perf stat`
 //! ([`super::against_perf`]). Nothing is written.
 
@@ -29,10 +30,9 @@ pub fn on_this_machine(root: &Path, perf: &str) -> CheckReport {
         .and_then(|c| c.uncore_spec())
         .and_then(|s| pmu_regs::PROCESSORS.iter().copied().find(|p| p.id == s));
     if let Some(p) = uncore {
-        rows.extend(super::simulated::discovery(
-            &Machine::hardware(root),
-            Boxes::of(p),
-        ));
+        let machine = Machine::hardware(root);
+        rows.extend(super::simulated::discovery(&machine, Boxes::of(p)));
+        rows.extend(super::buses::rows(&machine, Boxes::of(p), Some(root)));
     }
     rows.extend(against_perf::rows(perf));
     CheckReport {

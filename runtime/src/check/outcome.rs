@@ -88,6 +88,20 @@ impl CheckRow {
     }
 }
 
+/// Why box `instance` is broken, when its counter did not move in any interval while its
+/// event ran (`expected` an interval): a box that counts nothing while enabled is named
+/// broken in its row's note, never reported as counting 0. Empty otherwise.
+pub fn broken(instance: &str, deltas: &[u64], expected: u64) -> String {
+    if expected == 0 || deltas.is_empty() || deltas.iter().any(|&d| d != 0) {
+        return String::new();
+    }
+    format!(
+        "{instance} is broken: its counter did not move in {} intervals while enabled and its \
+         event ran (frozen, or not counting); its counts are not zeros",
+        deltas.len()
+    )
+}
+
 /// What a conformance run found, on one machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckReport {

@@ -4,7 +4,8 @@
 //! as a failed check naming the access that failed.
 //!
 //! For the machine's processor: every discovery table is read and joined with the spec
-//! (every box must match or be corrected by the spec); one box of every unit with a general
+//! (every box must match or be corrected by the spec); where the part holds the PCI bus of
+//! each box (`<stack-bus>`), every socket's must be valid ([`super::buses`]); one box of every unit with a general
 //! counter is counted through its registers for three intervals of [`STEP`] while the
 //! simulator runs every event steadily at [`RATE`] a second, so each interval must count
 //! exactly `RATE x STEP` = 10,000 events; a unit whose counters saturate (`<saturation>`)
@@ -17,6 +18,7 @@ use std::time::Duration;
 use pmu_regs::{CounterKind, Scope};
 
 use super::outcome::{CheckReport, CheckRow};
+use super::raw_vs_perf::{PerfFault, Steady};
 use crate::boxes::{Boxes, EventSelect, PmuBox, Reg};
 use crate::discovery::Joined;
 use crate::error::{Result, UsageError};
@@ -36,9 +38,94 @@ pub const BELOW_TOP: u64 = 1_000;
 /// The event select counted: an event code every box's select field holds.
 const EVENT: u16 = 0x10;
 
+/// What `pmu check --sim --inject-fault` asks for: a register access that fails (the
+/// machine's, [`Machine::with_fault`]), a perf group read that fails ([`PerfFault`]), or a
+/// box of the part that does not count (`broken:BOX`, [`crate::sim::SimConfig::broken`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Injected {
+    /// `read:N:KIND`, `write:N:KIND`, `writes-from:N:KIND`.
+    Registers(crate::fault::When, crate::fault::Fault),
+    /// `perf-read:N:KIND`.
+    Perf(PerfFault),
+    /// `broken:BOX`: the box (its instance name as the spec spells it) never counts.
+    Broken(&'static str),
+}
+
+impl Injected {
+    /// Parses `text` for a simulated `processor` (whose boxes `broken:BOX` names).
+    pub fn parse(processor: &'static pmu_regs::ProcessorInfo, text: &str) -> Result<Self> {
+        if let Some(name) = text.strip_prefix("broken:") {
+            let boxes = Boxes::of(processor);
+            return match boxes
+                .boxes
+                .iter()
+                .find(|b| b.instance.eq_ignore_ascii_case(name))
+            {
+                Some(b) => Ok(Injected::Broken(b.instance)),
+                None => {
+                    let some: Vec<&str> = boxes.boxes.iter().take(6).map(|b| b.instance).collect();
+                    Err(UsageError::BadValue {
+                        text: text.to_string(),
+                        expected: format!(
+                            "broken:BOX with BOX one of the {} boxes of {} ({}, ...)",
+                            boxes.boxes.len(),
+                            processor.id,
+                            some.join(", ")
+                        ),
+                    }
+                    .into())
+                }
+            };
+        }
+        if let Some(perf) = PerfFault::parse(text) {
+            return Ok(Injected::Perf(perf?));
+        }
+        let (when, fault) = crate::fault::parse(text).map_err(|_| UsageError::BadValue {
+            text: text.to_string(),
+            expected: "read:N:KIND, write:N:KIND or writes-from:N:KIND (a register access), \
+                       perf-read:N:KIND (a perf group read), with N >= 1 and KIND one of eio, \
+                       eacces, enoent, short; or broken:BOX (e.g. write:3:eio, broken:CHA0)"
+                .into(),
+        })?;
+        Ok(Injected::Registers(when, fault))
+    }
+
+    /// The simulated machine of `processor` with this fault, and the perf path's fault.
+    pub fn machine(
+        injected: Option<Self>,
+        processor: &'static pmu_regs::ProcessorInfo,
+    ) -> (Machine, Option<PerfFault>) {
+        let config = crate::sim::SimConfig::of(processor);
+        match injected {
+            None => (Machine::simulated(config), None),
+            Some(Injected::Registers(when, fault)) => {
+                (Machine::simulated(config).with_fault(when, fault), None)
+            }
+            Some(Injected::Perf(p)) => (Machine::simulated(config), Some(p)),
+            Some(Injected::Broken(name)) => {
+                let broken: &'static [&'static str] = Box::leak(Box::new([name]));
+                let config = crate::sim::SimConfig { broken, ..config };
+                (Machine::simulated(config), None)
+            }
+        }
+    }
+}
+
 /// The conformance run on `machine`, which must be simulated, handling the quirks `quirks`
 /// says (a run with them off shows what the part does without the runtime's corrections).
 pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
+    on_simulator_with(machine, quirks, None)
+}
+
+/// [`on_simulator`], with the perf path failing as `perf_fault` says (a fault in the
+/// registers is the machine's own: [`Machine::with_fault`]); each box counted through the
+/// registers is counted again through the simulated kernel's perf PMU
+/// ([`super::raw_vs_perf`]).
+pub fn on_simulator_with(
+    machine: &Machine,
+    quirks: Quirks,
+    perf_fault: Option<PerfFault>,
+) -> Result<CheckReport> {
     let sim = machine.sim().ok_or_else(|| UsageError::BadValue {
         text: "a machine that is not simulated".into(),
         expected: "a simulated machine (Machine::simulating)".into(),
@@ -53,6 +140,7 @@ pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
         ),
     )];
     rows.extend(discovery(machine, boxes));
+    rows.extend(super::buses::rows(machine, boxes, None));
     rows.extend(through_perf_only(boxes));
     let counted = counted_boxes(boxes);
     let touched: Vec<(Reg, Where)> = counted
@@ -60,7 +148,7 @@ pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
         .flat_map(|b| registers_of(machine, boxes, b))
         .collect();
     let before = snapshot(machine, &touched);
-    for b in counted {
+    for &b in &counted {
         rows.push(count(machine, boxes, b, None, quirks));
         if let (Some(_), Some(c)) = (saturation_bit(b), general(b)) {
             let found = c.info.max() - BELOW_TOP;
@@ -70,6 +158,21 @@ pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
     if !touched.is_empty() {
         rows.push(put_back(machine, &touched, before));
     }
+    // After put-back: what the simulated kernel's driver leaves is its own state.
+    let steady = Steady {
+        rate: RATE,
+        step: STEP,
+        intervals: INTERVALS,
+        event: EVENT,
+        expected: expected_text(),
+    };
+    rows.extend(super::raw_vs_perf::rows(
+        machine,
+        (boxes, &counted),
+        &steady,
+        quirks,
+        perf_fault,
+    ));
     Ok(CheckReport {
         target: format!("the simulated {}", config.processor.id),
         rows,
@@ -166,30 +269,40 @@ fn count(
     found: Option<u64>,
     quirks: Quirks,
 ) -> CheckRow {
-    let per_interval = RATE * STEP.as_millis() as u64 / 1000;
-    let (name, expected) = match found {
-        None => (format!("count {}", b.instance), per_interval),
-        Some(v) => (
-            format!("saturation {} from {v:#x}", b.instance),
-            per_interval,
-        ),
+    let expected = per_interval();
+    let name = match found {
+        None => format!("count {}", b.instance),
+        Some(v) => format!("saturation {} from {v:#x}", b.instance),
     };
-    let expected_text = format!(
-        "{per_interval} x {INTERVALS} ({RATE}/s x {} ms)",
-        STEP.as_millis()
-    );
+    let expected_text = expected_text();
     match deltas(machine, boxes, b, found, quirks) {
         Ok(d) => {
             let measured = d.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
-            CheckRow::judged(
+            let mut row = CheckRow::judged(
                 name,
                 expected_text,
                 measured,
                 d.iter().all(|&x| x == expected),
-            )
+            );
+            row.note = super::outcome::broken(b.instance, &d, expected);
+            row
         }
         Err(e) => CheckRow::failed(name, expected_text, e),
     }
+}
+
+/// What each interval must count: [`RATE`] events a second for one [`STEP`].
+fn per_interval() -> u64 {
+    RATE * STEP.as_millis() as u64 / 1000
+}
+
+/// The expectation as the rows write it: `10000 x 3 (1000000/s x 10 ms)`.
+fn expected_text() -> String {
+    format!(
+        "{} x {INTERVALS} ({RATE}/s x {} ms)",
+        per_interval(),
+        STEP.as_millis()
+    )
 }
 
 /// Each interval's count of box `b`'s first event.

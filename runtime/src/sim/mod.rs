@@ -122,6 +122,10 @@ pub struct SimConfig {
     /// register's `count-cpuid` names, every count the register's `count` unless given here.
     /// Leaf 0AH is [`Self::arch`]'s.
     pub cpuid_counts: &'static [(&'static str, u32)],
+    /// Boxes that do not count, by instance name (`&["CHA0"]`): a fault profile a test turns
+    /// on, as a part whose box is broken would behave. Their registers read and write as
+    /// usual, but their counters never move, whatever is enabled.
+    pub broken: &'static [&'static str],
 }
 
 impl PartialEq for SimConfig {
@@ -135,6 +139,7 @@ impl PartialEq for SimConfig {
                 self.arch,
                 self.part,
                 self.cpuid_counts,
+                self.broken,
             ) == (
                 other.sockets,
                 other.cpus_per_socket,
@@ -143,6 +148,7 @@ impl PartialEq for SimConfig {
                 other.arch,
                 other.part,
                 other.cpuid_counts,
+                other.broken,
             )
     }
 }
@@ -175,6 +181,7 @@ impl Default for SimConfig {
             arch: ArchConfig::default(),
             part: &[],
             cpuid_counts: &[],
+            broken: &[],
         }
     }
 }
@@ -302,7 +309,7 @@ impl Sim {
         index.add_processor(config.processor, None);
         index.add_processor(&pmu_regs::arch::PROCESSOR, Some(Home::Arch));
         let boxes = Boxes::of(config.processor);
-        let uncore = uncore::Model::new(boxes);
+        let uncore = uncore::Model::new(boxes, config.broken);
         // A per-CPU box whose registers the architectural model has not taken over.
         let core_box = boxes
             .boxes
@@ -325,7 +332,9 @@ impl Sim {
             windows: mmio::Windows::new(config.processor, sockets),
             core_box,
             state: Mutex::new(SimState {
-                uncore: vec![socket.clone(); sockets],
+                uncore: (0..sockets as u32)
+                    .map(|s| part::with_stack_buses(&config, s, socket.clone()))
+                    .collect(),
                 cores: vec![Default::default(); cpus],
                 l3s: vec![socket; cpus],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],

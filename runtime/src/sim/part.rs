@@ -5,7 +5,8 @@
 //! by its devices lacks the PCI devices of the boxes past the count; CPUID bits counting the
 //! boxes present (`cpuid-set-bits`) hold one set bit per box, and those counting their
 //! counters together as many as the boxes have, unless [`SimConfig::cpuid_counts`] gives
-//! the value.
+//! the value. Where the spec says a register holds the root PCI bus of each box
+//! (`<stack-bus>`), each socket's holds its own buses, valid bit set ([`with_stack_buses`]).
 
 use pmu_regs::{BitRef, BoxCountRule, CounterKind, Location, PmuInfo, UnitInfo};
 
@@ -82,6 +83,42 @@ pub(super) fn socket_state(config: &SimConfig) -> SocketState {
                 (1u64 << take) - 1
             };
             put_field(&mut state, b, ones);
+        }
+    }
+    state
+}
+
+/// The root bus the simulated part's firmware gives box `k` of a `<stack-bus>` unit on
+/// `socket`: the first four stacks at `0x40 x socket + 0x10 x k` (stack 0 of sockets 0 to 3
+/// at 00, 40, 80, c0, as the kernel's sysfs-devices-mapping example shows a four-die part),
+/// the others absent (bus 0), as on a part without its MCP stacks (0 past bus 0xff).
+fn simulated_stack_bus(socket: u32, k: u32) -> u8 {
+    match k {
+        0..=3 => u8::try_from(0x40 * socket + 0x10 * k).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A socket's power-on state with the `<stack-bus>` registers filled in as firmware leaves
+/// them: each box's bus ([`simulated_stack_bus`]) and the valid bit set.
+pub(super) fn with_stack_buses(
+    config: &SimConfig,
+    socket: u32,
+    mut state: SocketState,
+) -> SocketState {
+    for rule in config
+        .processor
+        .units
+        .iter()
+        .filter_map(|u| u.pmu.and_then(|p| p.stack_bus))
+    {
+        put_field(&mut state, &rule.valid, 1);
+        for (k, b) in rule.buses.iter().enumerate() {
+            put_field(
+                &mut state,
+                b,
+                u64::from(simulated_stack_bus(socket, k as u32)),
+            );
         }
     }
     state

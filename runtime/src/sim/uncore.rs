@@ -62,6 +62,8 @@ pub(crate) struct SocketState {
 pub(crate) struct Model {
     pub boxes: &'static Boxes,
     hops: Vec<Hop>,
+    /// The boxes that never count (`SimConfig::broken`), by position.
+    broken: Vec<usize>,
 }
 
 fn bit_key(b: &BitRef) -> (usize, &'static str, u32, u32) {
@@ -78,7 +80,8 @@ fn same_bit(a: &BitRef, b: &BitRef) -> bool {
 }
 
 impl Model {
-    pub fn new(boxes: &'static Boxes) -> Self {
+    /// The model of `boxes`, those named in `broken` never counting.
+    pub fn new(boxes: &'static Boxes, broken: &[&str]) -> Self {
         let mut hops: Vec<Hop> = Vec::new();
         for (bi, b) in boxes.boxes.iter().enumerate() {
             for c in &b.counters {
@@ -93,7 +96,18 @@ impl Model {
                 }
             }
         }
-        Self { boxes, hops }
+        let broken = boxes
+            .boxes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| broken.iter().any(|n| n.eq_ignore_ascii_case(b.instance)))
+            .map(|(bi, _)| bi)
+            .collect();
+        Self {
+            boxes,
+            hops,
+            broken,
+        }
     }
 
     fn pmu_box(&self, bi: usize) -> &'static PmuBox {
@@ -213,6 +227,10 @@ impl Model {
         counts: &dyn Fn(&SocketState, &Counter) -> bool,
     ) {
         let b = self.pmu_box(bi);
+        // A broken box (the fault profile): its counters never move.
+        if self.broken.contains(&bi) {
+            return;
+        }
         let mut remaining = count;
         while remaining > 0 {
             if st.pending_freeze == Some(0) {

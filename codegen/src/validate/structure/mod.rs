@@ -25,6 +25,7 @@ mod quirks;
 mod roles;
 mod routes;
 mod socket_bus;
+mod stack_bus;
 mod wiring;
 
 /// The unit whose `<pmu>` is being checked: its file, its validated registers and
@@ -165,6 +166,8 @@ pub(crate) struct PendingRoutes {
     box_count: Option<box_count::PendingBoxCount>,
     /// The `<socket-bus>`, whose registers are resolved the same way.
     socket_bus: Option<socket_bus::PendingSocketBus>,
+    /// The `<stack-bus>`, whose register is resolved the same way.
+    stack_bus: Option<stack_bus::PendingStackBus>,
 }
 
 fn diag(at: &Position, message: String, help: &str) -> Diagnostic {

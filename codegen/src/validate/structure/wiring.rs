@@ -59,6 +59,10 @@ impl Validator {
             .socket_bus
             .as_ref()
             .and_then(|b| self.socket_bus_as_written(unit, b));
+        let stack_bus = raw
+            .stack_bus
+            .as_ref()
+            .and_then(|b| self.stack_bus_as_written(unit, b));
         let discovery_count = self.pmu_discovery_count(unit, raw);
         let discovery_broken = self.pmu_discovery_broken(unit, raw);
         let saturation = self.pmu_saturation(unit, raw.saturation.as_ref(), &counters);
@@ -80,6 +84,7 @@ impl Validator {
                 perf,
                 box_count: None,
                 socket_bus: None,
+                stack_bus: None,
                 discovery_ignored: self.pmu_discovery_ignored(unit, raw),
                 discovery_count,
                 discovery_broken,
@@ -92,6 +97,7 @@ impl Validator {
                 routes,
                 box_count,
                 socket_bus,
+                stack_bus,
             },
         ))
     }

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use pmu_runtime::check::simulated::Injected;
 use pmu_runtime::check::{dump, here, simulated};
 use pmu_runtime::machine::Machine;
 use pmu_runtime::quirks::Quirks;
@@ -47,7 +48,9 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with = "root")]
     sim: bool,
     /// With --sim: fail one register access (read:N:KIND, write:N:KIND or
-    /// writes-from:N:KIND, KIND one of eio, eacces, enoent, short), to see the run name it.
+    /// writes-from:N:KIND, KIND one of eio, eacces, enoent, short), the Nth read of a
+    /// perf group (perf-read:N:KIND), or make a box count nothing (broken:BOX), to see the
+    /// run name it.
     #[arg(long, value_name = "OP:N:KIND", requires = "sim")]
     inject_fault: Option<String>,
     /// Read the machine under ROOT instead of / (its /proc and discovery devices).
@@ -79,15 +82,14 @@ pub fn run(a: &CheckArgs, json_out: bool) -> Result<String, Failure> {
             .copied()
             .find(|p| p.id == id)
             .expect("processor_named returns a known id");
-        let machine = Machine::simulating(processor);
-        let machine = match &a.inject_fault {
-            Some(text) => {
-                let (when, fault) = pmu_runtime::fault::parse(text)?;
-                machine.with_fault(when, fault)
-            }
-            None => machine,
-        };
-        (simulated::on_simulator(&machine, quirks)?, machine)
+        let injected = a
+            .inject_fault
+            .as_deref()
+            .map(|t| Injected::parse(processor, t))
+            .transpose()?;
+        let (machine, perf_fault) = Injected::machine(injected, processor);
+        let report = simulated::on_simulator_with(&machine, quirks, perf_fault)?;
+        (report, machine)
     } else {
         (
             here::on_this_machine(root, &a.perf),

@@ -306,3 +306,13 @@ pub fn processor_for_signature(
     let identifies = |p: &&&ProcessorInfo| p.identifies(vendor, family, model, stepping);
     PROCESSORS.iter().find(identifies).copied()
 }
+/// The Arm core whose MIDR_EL1 is `midr` (its implementer and part number decide;
+/// the variant and revision do not), if the spec describes it and its feature is
+/// built: a Neoverse V2's `0x410FD4F1` is `neoverse-v2`.
+#[cfg(feature = "metadata")]
+pub fn processor_for_midr(midr: u64) -> Option<&'static ProcessorInfo> {
+    PROCESSORS
+        .iter()
+        .find(|p| p.midr.is_some_and(|m| m.matches(midr)))
+        .copied()
+}

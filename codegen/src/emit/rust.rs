@@ -216,7 +216,27 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .identity
         .iter()
         .flat_map(|id| id.codenames.iter())
+        .chain(proc.midr.iter().flat_map(|m| m.codenames.iter()))
         .map(|c| str_lit(c));
+    let midr = match &proc.midr {
+        Some(m) => {
+            // Hex, as Arm and Linux write them (ARM_CPU_PART_NEOVERSE_V2 0xD4F).
+            let hex = |n: u16| -> TokenStream {
+                format!("{n:#X}")
+                    .replace("0X", "0x")
+                    .parse()
+                    .expect("a hex literal is a token")
+            };
+            let (implementer, part, source) =
+                (hex(m.implementer.into()), hex(m.part), str_lit(&m.source));
+            quote!(Some(crate::support::MidrIdentity {
+                implementer: #implementer,
+                part: #part,
+                source: #source,
+            }))
+        }
+        None => quote!(None),
+    };
     let doc_attrs = inner_docs(&doc);
     let global = global_ref(proc);
     // The processor's own core event list (`core.rs`), if it has one.
@@ -265,6 +285,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             name: #name,
             documents: &[#(#docs),*],
             identity: #identity,
+            midr: #midr,
             code_names: &[#(#code_names),*],
             units: &[#(&#mods2::UNIT),*],
             global: #global,
@@ -474,6 +495,17 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
             let stepping = Some(stepping);
             let identifies = |p: &&&ProcessorInfo| p.identifies(vendor, family, model, stepping);
             PROCESSORS.iter().find(identifies).copied()
+        }
+
+        /// The Arm core whose MIDR_EL1 is `midr` (its implementer and part number decide;
+        /// the variant and revision do not), if the spec describes it and its feature is
+        /// built: a Neoverse V2's `0x410FD4F1` is `neoverse-v2`.
+        #[cfg(feature = "metadata")]
+        pub fn processor_for_midr(midr: u64) -> Option<&'static ProcessorInfo> {
+            PROCESSORS
+                .iter()
+                .find(|p| p.midr.is_some_and(|m| m.matches(midr)))
+                .copied()
         }
     }
 }

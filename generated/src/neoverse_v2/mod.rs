@@ -21,7 +21,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ),
     ],
     identity: None,
-    code_names: &[],
+    midr: Some(crate::support::MidrIdentity {
+        implementer: 0x41,
+        part: 0xD4F,
+        source: "linux-arm64-cputype",
+    }),
+    code_names: &["Neoverse V2"],
     units: &[&core::UNIT],
     global: Some(&pmu::GLOBAL),
     core_events: None,

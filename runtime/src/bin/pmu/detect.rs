@@ -48,9 +48,17 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
             .flatten()
             .map(|t| json!({"device": t.device, "read": t.read, "matching": t.counts[0], "missing": t.counts[1], "unknown": t.counts[2], "disagreeing": t.counts[3], "ignored": t.counts[4], "counted_by_part": t.counts[5], "error": t.error}))
             .collect();
+        let counting = match cpu.midr {
+            Some(_) => {
+                json!({"perf_only": true, "text": machine::arm_counting(root, uncore).trim_end()})
+            }
+            None => {
+                json!({"msr": access.msr, "core_pmu": access.core_pmu, "uncore_pmus": access.uncore_pmus, "missing": access.missing(), "instead": access.instead()})
+            }
+        };
         return Ok(format!(
             "{}\n",
-            json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": specs, "discovery_tables": discovery.as_ref().map(|_| tables), "counting": {"msr": access.msr, "core_pmu": access.core_pmu, "uncore_pmus": access.uncore_pmus, "missing": access.missing(), "instead": access.instead()}})
+            json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "midr": cpu.midr.map(|m| json!({"value": format!("{:#010x}", m.0), "implementer": m.implementer(), "part": m.part(), "variant": m.variant(), "revision": m.revision()})), "specs": specs, "discovery_tables": discovery.as_ref().map(|_| tables), "counting": counting})
         ));
     }
     let mut out = format!(
@@ -64,6 +72,10 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
     if let Some(tables) = &discovery {
         out.push_str(&machine::discovery_lines(root, tables));
     }
-    out.push_str(&access.text());
+    if cpu.midr.is_some() {
+        out.push_str(&machine::arm_counting(root, uncore));
+    } else {
+        out.push_str(&access.text());
+    }
     Ok(out)
 }

@@ -181,6 +181,48 @@ pub fn detected(sim: bool, root: Option<&Path>) -> Option<&'static str> {
         .and_then(|c| c.uncore_spec())
 }
 
+/// `pmu detect`'s `counting:` line on an Arm core, in place of
+/// the MSR and uncore lines an x86 machine gets:
+/// its PMU registers are system registers, which only code on the core itself reaches and
+/// which the kernel programs, so there is no raw path (no MSR device, no mapped window) and
+/// everything counts through the kernel's perf PMU; whether perf's sysfs has it (the spec's
+/// name for it, `armv8_pmuv3_0`, or the core's device-tree name `armv8_*`).
+pub fn arm_counting(root: Option<&Path>, p: Option<&'static pmu_regs::ProcessorInfo>) -> String {
+    let devices = root
+        .unwrap_or(Path::new("/"))
+        .join("sys/bus/event_source/devices");
+    let names: Vec<&str> = p
+        .iter()
+        .flat_map(|p| p.units.iter())
+        .filter_map(|u| u.pmu)
+        .flat_map(|pmu| pmu.perf.iter().map(|f| f.pmu))
+        .collect();
+    let present: Vec<String> = std::fs::read_dir(&devices)
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| names.contains(&n.as_str()) || n.starts_with("armv8_"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let reach = "an Arm core's PMU registers are system registers that only the kernel \
+                 programs (no raw path: user space reads a counter itself at most where the \
+                 perf_user_access sysctl allows)";
+    if present.is_empty() {
+        format!(
+            "counting: {reach}; perf's sysfs has no core PMU ({} has no {})\n\
+             instead: `--sim` runs every command on a simulated PMU, and perf's software \
+             events count for real (`pmu stat -e task-clock -- CMD`)\n",
+            devices.display(),
+            names.first().copied().unwrap_or("armv8_pmuv3_0")
+        )
+    } else {
+        format!(
+            "counting: {reach}; perf counts them through {}\n",
+            present.join(", ")
+        )
+    }
+}
+
 /// One discovery table of the part, joined with the spec.
 #[derive(Debug)]
 pub struct TableReport {

@@ -120,4 +120,31 @@ impl Midr {
             )
         })
     }
+
+    /// What to do on an Arm core of a known implementer whose part no spec describes: the
+    /// cores the spec has, and that the architecture's common events are numbered alike on
+    /// every PMUv3 core.
+    pub fn unknown_core(self) -> String {
+        let cores: Vec<String> = pmu_regs::PROCESSORS
+            .iter()
+            .filter_map(|p| {
+                let m = p.midr?;
+                (u32::from(m.implementer) == self.implementer())
+                    .then(|| format!("{} (part {:#05x})", p.id, m.part))
+            })
+            .collect();
+        format!(
+            "no spec describes this Arm core (part {:#05x}) yet; the spec has {}. The \
+             architecture's common events (below 0x40) are numbered alike on every PMUv3 \
+             core that has them, so the events of one of those (`pmu encode \
+             {}:PMEVTYPER0_EL0 event=CPU_CYCLES --perf`) count them here through perf; \
+             `--sim` runs the commands on a simulated PMU",
+            self.part(),
+            cores.join(", "),
+            cores
+                .first()
+                .and_then(|c| c.split(' ').next())
+                .unwrap_or("neoverse-v2")
+        )
+    }
 }

@@ -25,7 +25,7 @@ pub fn verdict(cpu: &Cpu) -> String {
              registers; `--sim` runs the commands on a simulated PMU"
         )
     } else if let (Some(midr), true) = (cpu.midr, specs.is_empty()) {
-        unknown_arm_core(midr)
+        midr.unknown_core()
     } else if specs.is_empty() {
         format!(
             "no spec matches this {} processor yet; `--sim` runs the commands on a simulated PMU",
@@ -45,73 +45,6 @@ pub fn verdict(cpu: &Cpu) -> String {
             .collect();
         format!("specs: {}", names.join(", "))
     }
-}
-
-/// `pmu detect`'s `counting:` line on an Arm core, in place of [`CountingAccess::text`]:
-/// its PMU registers are system registers, which only code on the core itself reaches and
-/// which the kernel programs, so there is no raw path (no MSR device, no mapped window) and
-/// everything counts through the kernel's perf PMU; whether perf's sysfs has it (the spec's
-/// name for it, `armv8_pmuv3_0`, or the core's device-tree name `armv8_*`).
-pub fn arm_counting(root: Option<&Path>, p: Option<&'static pmu_regs::ProcessorInfo>) -> String {
-    let devices = root
-        .unwrap_or(Path::new("/"))
-        .join("sys/bus/event_source/devices");
-    let names: Vec<&str> = p
-        .iter()
-        .flat_map(|p| p.units.iter())
-        .filter_map(|u| u.pmu)
-        .flat_map(|pmu| pmu.perf.iter().map(|f| f.pmu))
-        .collect();
-    let present: Vec<String> = std::fs::read_dir(&devices)
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .filter(|n| names.contains(&n.as_str()) || n.starts_with("armv8_"))
-                .collect()
-        })
-        .unwrap_or_default();
-    let reach = "an Arm core's PMU registers are system registers that only the kernel \
-                 programs (no raw path: user space reads a counter itself at most where the \
-                 perf_user_access sysctl allows)";
-    if present.is_empty() {
-        format!(
-            "counting: {reach}; perf's sysfs has no core PMU ({} has no {})\n\
-             instead: `--sim` runs every command on a simulated PMU, and perf's software \
-             events count for real (`pmu stat -e task-clock -- CMD`)\n",
-            devices.display(),
-            names.first().copied().unwrap_or("armv8_pmuv3_0")
-        )
-    } else {
-        format!(
-            "counting: {reach}; perf counts them through {}\n",
-            present.join(", ")
-        )
-    }
-}
-
-/// What to do on an Arm core of a known implementer whose part no spec describes: the cores
-/// the spec has, and that the architecture's common events are numbered alike on every
-/// PMUv3 core.
-fn unknown_arm_core(midr: crate::midr::Midr) -> String {
-    let cores: Vec<String> = pmu_regs::PROCESSORS
-        .iter()
-        .filter_map(|p| {
-            let m = p.midr?;
-            (u32::from(m.implementer) == midr.implementer())
-                .then(|| format!("{} (part {:#05x})", p.id, m.part))
-        })
-        .collect();
-    format!(
-        "no spec describes this Arm core (part {:#05x}) yet; the spec has {}. The \
-         architecture's common events (below 0x40) are numbered alike on every PMUv3 core that has them, so \
-         the events of one of those (`pmu encode {}:PMEVTYPER0_EL0 event=CPU_CYCLES --perf`) \
-         count them here through perf; `--sim` runs the commands on a simulated PMU",
-        midr.part(),
-        cores.join(", "),
-        cores
-            .first()
-            .and_then(|c| c.split(' ').next())
-            .unwrap_or("neoverse-v2")
-    )
 }
 
 /// `discovery table: ...` lines: none found, or per table the join's counts or why it was

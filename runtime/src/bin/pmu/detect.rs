@@ -50,7 +50,7 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
             .collect();
         let counting = match cpu.midr {
             Some(_) => {
-                json!({"perf_only": true, "text": machine::arm_counting(root, uncore).trim_end()})
+                json!({"perf_only": true, "text": pmu_runtime::detect::arm_counting(root, uncore).trim_end()})
             }
             None => {
                 json!({"msr": access.msr, "core_pmu": access.core_pmu, "uncore_pmus": access.uncore_pmus, "missing": access.missing(), "instead": access.instead()})
@@ -73,7 +73,7 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
         out.push_str(&machine::discovery_lines(root, tables));
     }
     if cpu.midr.is_some() {
-        out.push_str(&machine::arm_counting(root, uncore));
+        out.push_str(&pmu_runtime::detect::arm_counting(root, uncore));
     } else {
         out.push_str(&access.text());
     }

@@ -5230,6 +5230,45 @@ layout! {
     pmccntr: Pmccntr;
     rw(count, with_count, val u64, 0, 64);
 }
+layout! {
+    pmswinc: Pmswinc;
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmselr: Pmselr;
+    rw(sel, with_sel, val u8, 0, 5);
+    checked(try_with_sel, u8, 5);
+}
+layout! {
+    pmceid0: Pmceid0;
+    ro(idhi, val u32, 32, 32);
+    ro(id, val u32, 0, 32);
+}
+layout! {
+    pmceid1: Pmceid1;
+    ro(idhi, val u32, 32, 32);
+    ro(id, val u32, 0, 32);
+}
+layout! {
+    pmuserenr: Pmuserenr;
+    rw(er, with_er, val bool, 3, 1);
+    rw(cr, with_cr, val bool, 2, 1);
+    rw(sw, with_sw, val bool, 1, 1);
+    rw(en, with_en, val bool, 0, 1);
+}
+layout! {
+    pmintenset: Pmintenset;
+    rw(c, with_c, val bool, 31, 1);
+    rw(p, with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmintenclr: Pmintenclr;
+    wo(with_c, val bool, 31, 1);
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
 layouts! {
     pmcr,
     pmcntenset,
@@ -5240,6 +5279,13 @@ layouts! {
     pmevcntr,
     pmccfiltr,
     pmccntr,
+    pmswinc,
+    pmselr,
+    pmceid0,
+    pmceid1,
+    pmuserenr,
+    pmintenset,
+    pmintenclr,
 }
 }
 

@@ -53,7 +53,7 @@ fn neoverse() -> Vec<&'static pmu_regs::ProcessorInfo> {
 #[test]
 fn every_pmu_system_register_is_at_linuxs_encoding() {
     let cores = neoverse();
-    assert!(cores.len() >= 4, "{} Neoverse cores", cores.len());
+    assert!(cores.len() >= 6, "{} Neoverse cores", cores.len());
     for p in cores {
         for (name, enc) in LINUX_SYSREG {
             let r = registers(p)
@@ -81,7 +81,6 @@ const LINUX_FIELDS: &[(&str, &str, u32, u32)] = &[
     ("PMCR_EL0", "e", 0, 0),
     ("PMCR_EL0", "p", 1, 1),
     ("PMCR_EL0", "lc", 6, 6),
-    ("PMCR_EL0", "lp", 7, 7),
     // arm_pmuv3.h: ARMV8_PMU_USERENR_EN BIT(0), SW BIT(1), CR BIT(2), ER BIT(3).
     ("PMUSERENR_EL0", "en", 0, 0),
     ("PMUSERENR_EL0", "sw", 1, 1),
@@ -103,6 +102,33 @@ const LINUX_FIELDS: &[(&str, &str, u32, u32)] = &[
     ("PMOVSSET_EL0", "c", 31, 31),
     ("PMOVSCLR_EL0", "c", 31, 31),
 ];
+
+/// The cores that predate FEAT_PMUv3p5 (Armv8.5), by the architecture Arm's `cpus.json` gives
+/// them: Neoverse N1 `armv8.2-a`, V1 `armv8.4-a`; the others are Armv9.
+const BEFORE_PMUV3P5: &[&str] = &["neoverse-n1", "neoverse-v1"];
+
+#[test]
+fn the_event_counters_are_as_wide_as_the_architecture_version_says() {
+    for p in neoverse() {
+        let long = !BEFORE_PMUV3P5.contains(&p.id);
+        let pmcr = registers(p).find(|r| r.name == "PMCR_EL0").unwrap();
+        let cntr = registers(p).find(|r| r.name == "PMEVCNTR{n}_EL0").unwrap();
+        let count = cntr.field("count").unwrap();
+        // arm_pmuv3.h: ARMV8_PMU_PMCR_LP BIT(7), which FEAT_PMUv3p5 brought with the 64-bit
+        // event counters; before it, bit 7 is reserved and the counters are 32 bits.
+        assert_eq!(
+            pmcr.field("lp").map(|f| f.lsb),
+            long.then_some(7),
+            "{}",
+            p.id
+        );
+        assert_eq!(pmcr.reserved_mask >> 7 & 1, u64::from(!long), "{}", p.id);
+        assert_eq!(count.msb, if long { 63 } else { 31 }, "{}", p.id);
+        // PMEVTYPER.SH (bit 24) came with Secure EL2 (Armv8.4); described from the V2 on.
+        let typer = registers(p).find(|r| r.name == "PMEVTYPER{n}_EL0").unwrap();
+        assert_eq!(typer.field("sh").is_some(), long, "{}", p.id);
+    }
+}
 
 #[test]
 fn the_fields_linux_names_are_where_it_says() {

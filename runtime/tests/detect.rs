@@ -334,8 +334,11 @@ fn detect_arm(implementer: u32, part: u32, sysfs: Option<&str>, extra: &[&str]) 
 #[test]
 fn detect_names_each_neoverse_core_by_its_midr() {
     // Linux's arch/arm64/include/asm/cputype.h: ARM_CPU_IMP_ARM 0x41, ARM_CPU_PART_NEOVERSE_V2
-    // 0xD4F, _N2 0xD49, _V3 0xD84, _N3 0xD8E (Arm's cpus.json agrees: 0x41d4f ...).
+    // 0xD4F, _N2 0xD49, _V3 0xD84, _N3 0xD8E, _N1 0xD0C, _V1 0xD40 (Arm's cpus.json agrees:
+    // 0x41d4f ...).
     for (part, id) in [
+        (0xD0C, "neoverse-n1"),
+        (0xD40, "neoverse-v1"),
         (0xD4F, "neoverse-v2"),
         (0xD49, "neoverse-n2"),
         (0xD84, "neoverse-v3"),
@@ -375,7 +378,7 @@ fn every_core_the_spec_identifies_by_midr_is_detected() {
         assert!(out.contains(&format!("specs: {} (", p.id)), "{out}");
         checked += 1;
     }
-    assert!(checked >= 4, "{checked} cores identified by MIDR");
+    assert!(checked >= 6, "{checked} cores identified by MIDR");
 }
 
 #[test]

@@ -323,8 +323,6 @@ pub fn processor_for_signature(
 /// built: a Neoverse V2's `0x410FD4F1` is `neoverse-v2`.
 #[cfg(feature = "metadata")]
 pub fn processor_for_midr(midr: u64) -> Option<&'static ProcessorInfo> {
-    PROCESSORS
-        .iter()
-        .find(|p| p.midr.is_some_and(|m| m.matches(midr)))
-        .copied()
+    let identifies = |p: &&&ProcessorInfo| p.midr.is_some_and(|m| m.matches(midr));
+    PROCESSORS.iter().find(identifies).copied()
 }

@@ -218,25 +218,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .flat_map(|id| id.codenames.iter())
         .chain(proc.midr.iter().flat_map(|m| m.codenames.iter()))
         .map(|c| str_lit(c));
-    let midr = match &proc.midr {
-        Some(m) => {
-            // Hex, as Arm and Linux write them (ARM_CPU_PART_NEOVERSE_V2 0xD4F).
-            let hex = |n: u16| -> TokenStream {
-                format!("{n:#X}")
-                    .replace("0X", "0x")
-                    .parse()
-                    .expect("a hex literal is a token")
-            };
-            let (implementer, part, source) =
-                (hex(m.implementer.into()), hex(m.part), str_lit(&m.source));
-            quote!(Some(crate::support::MidrIdentity {
-                implementer: #implementer,
-                part: #part,
-                source: #source,
-            }))
-        }
-        None => quote!(None),
-    };
+    let midr = midr_tokens(proc);
     let doc_attrs = inner_docs(&doc);
     let global = global_ref(proc);
     // The processor's own core event list (`core.rs`), if it has one.
@@ -326,6 +308,29 @@ fn domain_tokens(proc: &Processor) -> Vec<TokenStream> {
             })
         })
         .collect()
+}
+
+/// The `midr` field of a processor's `ProcessorInfo`: its `MidrIdentity`, or `None`.
+fn midr_tokens(proc: &Processor) -> TokenStream {
+    match &proc.midr {
+        Some(m) => {
+            // Hex, as Arm and Linux write them (ARM_CPU_PART_NEOVERSE_V2 0xD4F).
+            let hex = |n: u16| -> TokenStream {
+                format!("{n:#X}")
+                    .replace("0X", "0x")
+                    .parse()
+                    .expect("a hex literal is a token")
+            };
+            let (implementer, part, source) =
+                (hex(m.implementer.into()), hex(m.part), str_lit(&m.source));
+            quote!(Some(crate::support::MidrIdentity {
+                implementer: #implementer,
+                part: #part,
+                source: #source,
+            }))
+        }
+        None => quote!(None),
+    }
 }
 
 /// The `identity` field of a processor's `ProcessorInfo`: its `CpuIdentity`, or `None`.
@@ -502,10 +507,8 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         /// built: a Neoverse V2's `0x410FD4F1` is `neoverse-v2`.
         #[cfg(feature = "metadata")]
         pub fn processor_for_midr(midr: u64) -> Option<&'static ProcessorInfo> {
-            PROCESSORS
-                .iter()
-                .find(|p| p.midr.is_some_and(|m| m.matches(midr)))
-                .copied()
+            let identifies = |p: &&&ProcessorInfo| p.midr.is_some_and(|m| m.matches(midr));
+            PROCESSORS.iter().find(identifies).copied()
         }
     }
 }

@@ -212,12 +212,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         quote!((#t, #r))
     });
     let identity = identity_tokens(proc);
-    let code_names = proc
-        .identity
-        .iter()
-        .flat_map(|id| id.codenames.iter())
-        .chain(proc.midr.iter().flat_map(|m| m.codenames.iter()))
-        .map(|c| str_lit(c));
+    let code_names = code_name_tokens(proc);
     let midr = midr_tokens(proc);
     let doc_attrs = inner_docs(&doc);
     let global = global_ref(proc);
@@ -307,6 +302,17 @@ fn domain_tokens(proc: &Processor) -> Vec<TokenStream> {
                 source: #source,
             })
         })
+        .collect()
+}
+
+/// The `code_names` of a processor's `ProcessorInfo`: its identity's code names, or an Arm
+/// core's names from its `<midr>`.
+fn code_name_tokens(proc: &Processor) -> Vec<Literal> {
+    proc.identity
+        .iter()
+        .flat_map(|id| id.codenames.iter())
+        .chain(proc.midr.iter().flat_map(|m| m.codenames.iter()))
+        .map(|c| str_lit(c))
         .collect()
 }
 

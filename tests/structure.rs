@@ -34,10 +34,10 @@ fn every_unit_declares_its_structure() {
     // Zen 2 to 6: 3 + 3 + 4 + 4 + 4 (Zen 6 has Zen 5's, units-from); the free-running units: the IIO's of Skylake-SP and Cascade
     // Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire and Emerald Rapids, the IIO's
     // of Granite Rapids, Sierra Forest and Clearwater Forest; the Arm Neoverse core PMU of the
-    // V2, N2, V3 and N3: 4.
+    // V2, N2, V3, N3, N1 and V1: 6.
     assert_eq!(
         pmus().count(),
-        75 + 8 * 2 + 7 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 4
+        75 + 8 * 2 + 7 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 6
     );
 }
 
@@ -126,8 +126,8 @@ fn every_counter_of_every_box_resolves() {
     // Free-running counters: Skylake-SP's and Cascade Lake's IIO 17*6 each, Ice Lake-SP's IIO
     // 9*6 and memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 and memory-mapped
     // iMC 3*4 each, Granite Rapids', Sierra Forest's and Clearwater Forest's IIO 17*16 each.
-    // Arm Neoverse V2's, N2's, V3's and N3's PMUv3: the architecture's 31 event counters and
-    // the cycle counter each.
+    // Arm Neoverse V2's, N2's, V3's, N3's, N1's and V1's PMUv3: the architecture's 31 event
+    // counters and the cycle counter each.
     assert_eq!(
         counters,
         98 + 83
@@ -147,7 +147,7 @@ fn every_counter_of_every_box_resolves() {
             + 17 * 12 * 2
             + 3 * 4 * 2
             + 17 * 16 * 3
-            + (31 + 1) * 4
+            + (31 + 1) * 6
     );
 }
 

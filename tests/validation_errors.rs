@@ -217,6 +217,14 @@ fn identity_errors() {
     insta::assert_snapshot!(processors_diagnostics("identity_errors"));
 }
 
+/// Arm cores by MIDR_EL1 (issue 44): an implementer or part number too wide, no name, an
+/// undeclared source, two cores with one (implementer, part) however it is spelt, and a
+/// processor with both a CPUID identity and a MIDR.
+#[test]
+fn midr_errors() {
+    insta::assert_snapshot!(processors_diagnostics("midr_errors"));
+}
+
 /// Discovery domains (issue 43) found both ways or neither, through a PCI device id beyond 16
 /// bits, twice under one id, with ignore lists that are not `TYPE=NAME` or give a type twice,
 /// from an undeclared source; and fixed-counters naming a counter the core unit lacks, fixed

@@ -104,6 +104,9 @@ pub struct RawProcessor {
     pub document: Vec<RawDocument>,
     #[serde(default)]
     pub identity: Option<RawIdentity>,
+    /// `<midr>`: how an Arm core is recognised (MIDR_EL1's implementer and part number).
+    #[serde(default)]
+    pub midr: Option<RawMidr>,
     /// `<discovery-domain>`s: where the part's discovery tables are.
     #[serde(rename = "discovery-domain", default)]
     pub discovery_domain: Vec<RawDiscoveryDomain>,
@@ -141,6 +144,23 @@ pub struct RawDiscoveryTypes {
     pub at: usize,
     #[serde(rename = "@names")]
     pub names: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+}
+
+/// `<midr implementer="0x41" part="0xD4F" codenames=".." source=".."/>`: how software
+/// recognises an Arm core, by the implementer and primary part number of its MIDR_EL1.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMidr {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@implementer")]
+    pub implementer: String,
+    #[serde(rename = "@part")]
+    pub part: String,
+    #[serde(rename = "@codenames")]
+    pub codenames: String,
     #[serde(rename = "@source")]
     pub source: String,
 }

@@ -39,16 +39,19 @@
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
- * EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
- * counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_n3/core.md.
@@ -174,16 +177,19 @@ static inline uint64_t pmu_neoverse_n3_pmcr_el0_e_set(uint64_t reg, uint64_t val
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
- * EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
- * counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Set and clear registers.
  * The notes in full: generated/docs/neoverse_n3/core.md.
@@ -225,16 +231,19 @@ static inline uint64_t pmu_neoverse_n3_pmcntenset_el0_p_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
- * EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
- * counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_N3_PMCNTENCLR_EL0_WIDTH 64
 #define PMU_NEOVERSE_N3_PMCNTENCLR_EL0_COUNT 1
@@ -267,16 +276,19 @@ static inline uint64_t pmu_neoverse_n3_pmcntenclr_el0_p_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
- * EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
- * counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_n3/core.md.
@@ -320,11 +332,15 @@ static inline uint64_t pmu_neoverse_n3_pmovsclr_el0_p_set(uint64_t reg, uint64_t
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0.
  * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
  * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
  * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+ * SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+ * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
+ * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
  * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
@@ -372,16 +388,19 @@ static inline uint64_t pmu_neoverse_n3_pmovsset_el0_p_set(uint64_t reg, uint64_t
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
- * EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
- * counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * Note (info): Encoding and count.
@@ -545,16 +564,19 @@ static inline uint64_t pmu_neoverse_n3_pmevtyper_el0_ev_sel_set(uint64_t reg, ui
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
- * EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
- * counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Width.
  * The notes in full: generated/docs/neoverse_n3/core.md.
@@ -646,16 +668,19 @@ static inline uint64_t pmu_neoverse_n3_pmevcntr_el0_count_set(uint64_t reg, uint
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
- * EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
- * counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_n3/core.md.
@@ -734,16 +759,19 @@ static inline uint64_t pmu_neoverse_n3_pmccfiltr_el0_sh_set(uint64_t reg, uint64
  *
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
- * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
  * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
- * EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
- * counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_N3_PMCCNTR_EL0_WIDTH 64
 #define PMU_NEOVERSE_N3_PMCCNTR_EL0_COUNT 1
@@ -761,6 +789,357 @@ static inline uint64_t pmu_neoverse_n3_pmccfiltr_el0_sh_set(uint64_t reg, uint64
 #define PMU_NEOVERSE_N3_PMCCNTR_EL0_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
 static inline uint64_t pmu_neoverse_n3_pmccntr_el0_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMCCNTR_EL0_COUNT_MASK, PMU_NEOVERSE_N3_PMCCNTR_EL0_COUNT_SHIFT); }
 static inline uint64_t pmu_neoverse_n3_pmccntr_el0_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMCCNTR_EL0_COUNT_MASK, PMU_NEOVERSE_N3_PMCCNTR_EL0_COUNT_SHIFT, value); }
+
+/*
+ * PMSWINC_EL0: Software Increment: writing 1 to bit n adds one to event counter n where that
+ * counter counts event 0x00, SW_INCR. Write-only.
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0.
+ * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+ * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+ * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+ * SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+ * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
+ * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
+ * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
+ * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
+ *
+ * Note (info): No cycle-counter bit.
+ * The notes in full: generated/docs/neoverse_n3/core.md.
+ */
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_WIDTH 64
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_COUNT 1
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_RESERVED_MASK 0xFFFFFFFF80000000ULL
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_WRITABLE_MASK 0x000000007FFFFFFFULL
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_NAME "S3_3_C9_C12_4"
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_ENCODING 0x1B9C80U
+
+/*
+ * p (bits 30:0, wo): Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0
+ * selects SW_INCR (0x00); reads as zero.
+ */
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_P_SHIFT 0
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_P_WIDTH 31
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_P_MASK 0x000000007FFFFFFFULL
+#define PMU_NEOVERSE_N3_PMSWINC_EL0_P_MAX 0x000000007FFFFFFFULL
+static inline uint64_t pmu_neoverse_n3_pmswinc_el0_p_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMSWINC_EL0_P_MASK, PMU_NEOVERSE_N3_PMSWINC_EL0_P_SHIFT, value); }
+
+/*
+ * PMSELR_EL0: Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0
+ * reach, the indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to
+ * PMCCFILTR_EL0).
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0.
+ * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+ * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+ * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+ * SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+ * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
+ * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
+ * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
+ * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
+ *
+ * Note (info): Bits.
+ * The notes in full: generated/docs/neoverse_n3/core.md.
+ */
+#define PMU_NEOVERSE_N3_PMSELR_EL0_WIDTH 64
+#define PMU_NEOVERSE_N3_PMSELR_EL0_COUNT 1
+#define PMU_NEOVERSE_N3_PMSELR_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMSELR_EL0_RESERVED_MASK 0xFFFFFFFFFFFFFFE0ULL
+#define PMU_NEOVERSE_N3_PMSELR_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMSELR_EL0_WRITABLE_MASK 0x000000000000001FULL
+#define PMU_NEOVERSE_N3_PMSELR_EL0_NAME "S3_3_C9_C12_5"
+#define PMU_NEOVERSE_N3_PMSELR_EL0_ENCODING 0x1B9CA0U
+
+/*
+ * sel (bits 4:0, rw): The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the
+ * cycle counter's filter PMCCFILTR_EL0.
+ */
+#define PMU_NEOVERSE_N3_PMSELR_EL0_SEL_SHIFT 0
+#define PMU_NEOVERSE_N3_PMSELR_EL0_SEL_WIDTH 5
+#define PMU_NEOVERSE_N3_PMSELR_EL0_SEL_MASK 0x000000000000001FULL
+#define PMU_NEOVERSE_N3_PMSELR_EL0_SEL_MAX 0x000000000000001FULL
+static inline uint64_t pmu_neoverse_n3_pmselr_el0_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMSELR_EL0_SEL_MASK, PMU_NEOVERSE_N3_PMSELR_EL0_SEL_SHIFT); }
+static inline uint64_t pmu_neoverse_n3_pmselr_el0_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMSELR_EL0_SEL_MASK, PMU_NEOVERSE_N3_PMSELR_EL0_SEL_SHIFT, value); }
+
+/*
+ * PMCEID0_EL0: Common Event Identification 0: which of the architecture's common events 0x00
+ * to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per
+ * event. Read-only.
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0.
+ * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
+ * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
+ * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
+ * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+ * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ *
+ * Note (info): How Linux uses it.
+ * The notes in full: generated/docs/neoverse_n3/core.md.
+ */
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_WIDTH 64
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_COUNT 1
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_NAME "S3_3_C9_C12_6"
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_ENCODING 0x1B9CC0U
+
+/* idhi (bits 63:32, ro): Bit n: common event 0x4000 + n is implemented. */
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_IDHI_SHIFT 32
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_IDHI_WIDTH 32
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_IDHI_MASK 0xFFFFFFFF00000000ULL
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_IDHI_MAX 0x00000000FFFFFFFFULL
+static inline uint64_t pmu_neoverse_n3_pmceid0_el0_idhi_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMCEID0_EL0_IDHI_MASK, PMU_NEOVERSE_N3_PMCEID0_EL0_IDHI_SHIFT); }
+
+/* id (bits 31:0, ro): Bit n: common event n (0x00 to 0x1F) is implemented. */
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_ID_SHIFT 0
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_ID_WIDTH 32
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_ID_MASK 0x00000000FFFFFFFFULL
+#define PMU_NEOVERSE_N3_PMCEID0_EL0_ID_MAX 0x00000000FFFFFFFFULL
+static inline uint64_t pmu_neoverse_n3_pmceid0_el0_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMCEID0_EL0_ID_MASK, PMU_NEOVERSE_N3_PMCEID0_EL0_ID_SHIFT); }
+
+/*
+ * PMCEID1_EL0: Common Event Identification 1: which of the common events 0x20 to 0x3F (bits
+ * 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0.
+ * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
+ * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
+ * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
+ * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+ * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ */
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_WIDTH 64
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_COUNT 1
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_NAME "S3_3_C9_C12_7"
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_ENCODING 0x1B9CE0U
+
+/* idhi (bits 63:32, ro): Bit n: common event 0x4020 + n is implemented. */
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_IDHI_SHIFT 32
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_IDHI_WIDTH 32
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_IDHI_MASK 0xFFFFFFFF00000000ULL
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_IDHI_MAX 0x00000000FFFFFFFFULL
+static inline uint64_t pmu_neoverse_n3_pmceid1_el0_idhi_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMCEID1_EL0_IDHI_MASK, PMU_NEOVERSE_N3_PMCEID1_EL0_IDHI_SHIFT); }
+
+/* id (bits 31:0, ro): Bit n: common event 0x20 + n is implemented. */
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_ID_SHIFT 0
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_ID_WIDTH 32
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_ID_MASK 0x00000000FFFFFFFFULL
+#define PMU_NEOVERSE_N3_PMCEID1_EL0_ID_MAX 0x00000000FFFFFFFFULL
+static inline uint64_t pmu_neoverse_n3_pmceid1_el0_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMCEID1_EL0_ID_MASK, PMU_NEOVERSE_N3_PMCEID1_EL0_ID_SHIFT); }
+
+/*
+ * PMUSERENR_EL0: User Enable Register: what EL0 (user space) may do with the PMU. Writable at
+ * EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks
+ * for user reads (perf_user_access).
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0.
+ * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
+ * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
+ * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
+ * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+ * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ *
+ * Note (info): Bits.
+ * The notes in full: generated/docs/neoverse_n3/core.md.
+ */
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_WIDTH 64
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_COUNT 1
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_RESERVED_MASK 0xFFFFFFFFFFFFFFF0ULL
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_WRITABLE_MASK 0x000000000000000FULL
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_NAME "S3_3_C9_C14_0"
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_ENCODING 0x1B9E00U
+
+/*
+ * er (bit 3, rw): EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write
+ * PMSELR_EL0.
+ */
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_ER_SHIFT 3
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_ER_WIDTH 1
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_ER_MASK 0x0000000000000008ULL
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_ER_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_neoverse_n3_pmuserenr_el0_er_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMUSERENR_EL0_ER_MASK, PMU_NEOVERSE_N3_PMUSERENR_EL0_ER_SHIFT); }
+static inline uint64_t pmu_neoverse_n3_pmuserenr_el0_er_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMUSERENR_EL0_ER_MASK, PMU_NEOVERSE_N3_PMUSERENR_EL0_ER_SHIFT, value); }
+
+/* cr (bit 2, rw): EL0 may read the cycle counter PMCCNTR_EL0. */
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_CR_SHIFT 2
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_CR_WIDTH 1
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_CR_MASK 0x0000000000000004ULL
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_CR_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_neoverse_n3_pmuserenr_el0_cr_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMUSERENR_EL0_CR_MASK, PMU_NEOVERSE_N3_PMUSERENR_EL0_CR_SHIFT); }
+static inline uint64_t pmu_neoverse_n3_pmuserenr_el0_cr_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMUSERENR_EL0_CR_MASK, PMU_NEOVERSE_N3_PMUSERENR_EL0_CR_SHIFT, value); }
+
+/* sw (bit 1, rw): EL0 may write PMSWINC_EL0. */
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_SW_SHIFT 1
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_SW_WIDTH 1
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_SW_MASK 0x0000000000000002ULL
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_SW_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_neoverse_n3_pmuserenr_el0_sw_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMUSERENR_EL0_SW_MASK, PMU_NEOVERSE_N3_PMUSERENR_EL0_SW_SHIFT); }
+static inline uint64_t pmu_neoverse_n3_pmuserenr_el0_sw_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMUSERENR_EL0_SW_MASK, PMU_NEOVERSE_N3_PMUSERENR_EL0_SW_SHIFT, value); }
+
+/*
+ * en (bit 0, rw): EL0 may reach every PMU register EL0 can name (reads and writes), whatever
+ * the bits above say.
+ */
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_EN_SHIFT 0
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_EN_WIDTH 1
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_EN_MASK 0x0000000000000001ULL
+#define PMU_NEOVERSE_N3_PMUSERENR_EL0_EN_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_neoverse_n3_pmuserenr_el0_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMUSERENR_EL0_EN_MASK, PMU_NEOVERSE_N3_PMUSERENR_EL0_EN_SHIFT); }
+static inline uint64_t pmu_neoverse_n3_pmuserenr_el0_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMUSERENR_EL0_EN_MASK, PMU_NEOVERSE_N3_PMUSERENR_EL0_EN_SHIFT, value); }
+
+/*
+ * PMINTENSET_EL1: Interrupt Enable Set: reads which counters raise the PMU overflow interrupt;
+ * writing 1 to a bit enables that counter's interrupt. EL1 and above only.
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1.
+ * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
+ * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
+ * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
+ * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+ * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ *
+ * Note (info): How Linux uses it.
+ * The notes in full: generated/docs/neoverse_n3/core.md.
+ */
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_WIDTH 64
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_COUNT 1
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_RESERVED_MASK 0xFFFFFFFF00000000ULL
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_WRITABLE_MASK 0x00000000FFFFFFFFULL
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_NAME "S3_0_C9_C14_1"
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_ENCODING 0x189E20U
+
+/* c (bit 31, rw): The cycle counter's overflow raises the interrupt. */
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_C_SHIFT 31
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_C_WIDTH 1
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_C_MASK 0x0000000080000000ULL
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_C_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_neoverse_n3_pmintenset_el1_c_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMINTENSET_EL1_C_MASK, PMU_NEOVERSE_N3_PMINTENSET_EL1_C_SHIFT); }
+static inline uint64_t pmu_neoverse_n3_pmintenset_el1_c_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMINTENSET_EL1_C_MASK, PMU_NEOVERSE_N3_PMINTENSET_EL1_C_SHIFT, value); }
+
+/* p (bits 30:0, rw): Bit n: event counter n's overflow raises the interrupt. */
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_P_SHIFT 0
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_P_WIDTH 31
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_P_MASK 0x000000007FFFFFFFULL
+#define PMU_NEOVERSE_N3_PMINTENSET_EL1_P_MAX 0x000000007FFFFFFFULL
+static inline uint64_t pmu_neoverse_n3_pmintenset_el1_p_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N3_PMINTENSET_EL1_P_MASK, PMU_NEOVERSE_N3_PMINTENSET_EL1_P_SHIFT); }
+static inline uint64_t pmu_neoverse_n3_pmintenset_el1_p_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMINTENSET_EL1_P_MASK, PMU_NEOVERSE_N3_PMINTENSET_EL1_P_SHIFT, value); }
+
+/*
+ * PMINTENCLR_EL1: Interrupt Enable Clear: reads which counters raise the overflow interrupt
+ * (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above
+ * only.
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+ * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1.
+ * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
+ * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
+ * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
+ * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+ * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+ * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+ * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+ * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+ * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ */
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_WIDTH 64
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_COUNT 1
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_RESERVED_MASK 0xFFFFFFFF00000000ULL
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_WRITABLE_MASK 0x00000000FFFFFFFFULL
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_NAME "S3_0_C9_C14_2"
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_ENCODING 0x189E40U
+
+/* c (bit 31, w1c): Write 1 to disable the cycle counter's overflow interrupt. */
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_C_SHIFT 31
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_C_WIDTH 1
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_C_MASK 0x0000000080000000ULL
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_C_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_neoverse_n3_pmintenclr_el1_c_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMINTENCLR_EL1_C_MASK, PMU_NEOVERSE_N3_PMINTENCLR_EL1_C_SHIFT, value); }
+
+/* p (bits 30:0, w1c): Bit n: write 1 to disable event counter n's overflow interrupt. */
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_P_SHIFT 0
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_P_WIDTH 31
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_P_MASK 0x000000007FFFFFFFULL
+#define PMU_NEOVERSE_N3_PMINTENCLR_EL1_P_MAX 0x000000007FFFFFFFULL
+static inline uint64_t pmu_neoverse_n3_pmintenclr_el1_p_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N3_PMINTENCLR_EL1_P_MASK, PMU_NEOVERSE_N3_PMINTENCLR_EL1_P_SHIFT, value); }
 
 /*
  * Events of the PMU unit, from Intel's public event list: _CODE is the event select, _UMASK

@@ -120,6 +120,8 @@
 //! | `neoverse-n2` | [`neoverse_n2`] | Arm Neoverse N2 core PMU (PMUv3; Microsoft Cobalt 100, Alibaba Yitian 710) |
 //! | `neoverse-v3` | [`neoverse_v3`] | Arm Neoverse V3 core PMU (PMUv3) |
 //! | `neoverse-n3` | [`neoverse_n3`] | Arm Neoverse N3 core PMU (PMUv3) |
+//! | `neoverse-n1` | [`neoverse_n1`] | Arm Neoverse N1 core PMU (PMUv3, Armv8.2: 32-bit event counters) |
+//! | `neoverse-v1` | [`neoverse_v1`] | Arm Neoverse V1 core PMU (PMUv3, Armv8.4: 32-bit event counters) |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -220,6 +222,12 @@ pub mod neoverse_v3;
 #[cfg(feature = "neoverse-n3")]
 #[rustfmt::skip]
 pub mod neoverse_n3;
+#[cfg(feature = "neoverse-n1")]
+#[rustfmt::skip]
+pub mod neoverse_n1;
+#[cfg(feature = "neoverse-v1")]
+#[rustfmt::skip]
+pub mod neoverse_v1;
 #[cfg(feature = "discovery")]
 #[rustfmt::skip]
 pub mod discovery;
@@ -274,6 +282,10 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &neoverse_v3::PROCESSOR,
     #[cfg(feature = "neoverse-n3")]
     &neoverse_n3::PROCESSOR,
+    #[cfg(feature = "neoverse-n1")]
+    &neoverse_n1::PROCESSOR,
+    #[cfg(feature = "neoverse-v1")]
+    &neoverse_v1::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,
 ];
@@ -304,5 +316,13 @@ pub fn processor_for_signature(
 ) -> Option<&'static ProcessorInfo> {
     let stepping = Some(stepping);
     let identifies = |p: &&&ProcessorInfo| p.identifies(vendor, family, model, stepping);
+    PROCESSORS.iter().find(identifies).copied()
+}
+/// The Arm core whose MIDR_EL1 is `midr` (its implementer and part number decide;
+/// the variant and revision do not), if the spec describes it and its feature is
+/// built: a Neoverse V2's `0x410FD4F1` is `neoverse-v2`.
+#[cfg(feature = "metadata")]
+pub fn processor_for_midr(midr: u64) -> Option<&'static ProcessorInfo> {
+    let identifies = |p: &&&ProcessorInfo| p.midr.is_some_and(|m| m.matches(midr));
     PROCESSORS.iter().find(identifies).copied()
 }

@@ -692,6 +692,30 @@ impl CpuIdentity {
 }
 
 #[cfg(feature = "metadata")]
+/// How software recognises an Arm core: the implementer and primary part number of its
+/// MIDR_EL1 (Main ID Register), the values `/proc/cpuinfo` shows as `CPU implementer` and
+/// `CPU part`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MidrIdentity {
+    /// MIDR_EL1.Implementer, bits 31:24 (`0x41`: Arm Limited).
+    pub implementer: u8,
+    /// MIDR_EL1.PartNum, bits 15:4 (`0xD4F`: Neoverse V2).
+    pub part: u16,
+    /// The public source of the numbers (a `processors.xml` source id).
+    pub source: &'static str,
+}
+
+#[cfg(feature = "metadata")]
+impl MidrIdentity {
+    /// Whether a core whose MIDR_EL1 reads `midr` is this one: its implementer (bits 31:24)
+    /// and part number (bits 15:4) are; the variant (23:20), architecture (19:16) and
+    /// revision (3:0) say which release of the core it is, and do not decide.
+    pub const fn matches(&self, midr: u64) -> bool {
+        (midr >> 24) & 0xFF == self.implementer as u64 && (midr >> 4) & 0xFFF == self.part as u64
+    }
+}
+
+#[cfg(feature = "metadata")]
 /// A processor family and its units.
 #[derive(Debug)]
 pub struct ProcessorInfo {
@@ -705,7 +729,11 @@ pub struct ProcessorInfo {
     pub documents: &'static [(&'static str, &'static str)],
     /// How software recognises it (vendor, CPUID family, models, steppings), if the spec says.
     pub identity: Option<CpuIdentity>,
-    /// The vendor's code names, most common first (`Ivy Bridge-EP`, `IvyTown`).
+    /// How software recognises an Arm core (MIDR_EL1's implementer and part number), if the
+    /// spec says.
+    pub midr: Option<MidrIdentity>,
+    /// The vendor's code names (or an Arm core's product names), most common first
+    /// (`Ivy Bridge-EP`, `IvyTown`).
     pub code_names: &'static [&'static str],
     /// Units (boxes).
     pub units: &'static [&'static UnitInfo],

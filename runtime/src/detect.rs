@@ -1,5 +1,6 @@
-//! What this machine has, as data: its processor as `/proc/cpuinfo` describes the first CPU,
-//! the specs that describe it, and how the part's uncore discovery tables agree with the
+//! What this machine has, as data: its processor as `/proc/cpuinfo` describes the first CPU
+//! (and, on an Arm machine, its MIDR_EL1 from sysfs: [`crate::midr`]), the specs that
+//! describe it, and how the part's uncore discovery tables agree with the
 //! spec. `pmu detect` prints it; nothing here prints.
 //!
 //! ```
@@ -24,6 +25,7 @@ use crate::boxes::Boxes;
 use crate::discovery::BoxStatus;
 use crate::identify::CpuSignature;
 use crate::machine::Machine;
+use crate::midr::Midr;
 use crate::part::joined_tables;
 
 /// The processor as `/proc/cpuinfo` describes its first CPU.
@@ -42,14 +44,27 @@ pub struct Cpu {
     pub name: String,
     /// CPUID leaf 0AH is present (the `arch_perfmon` flag).
     pub arch_perfmon: bool,
+    /// An Arm core's MIDR_EL1: from sysfs (`regs/identification/midr_el1` of cpu0) where
+    /// Linux shows it, else from cpuinfo's `CPU implementer` and `CPU part` lines. An Arm
+    /// machine's cpuinfo has no `vendor_id`, `cpu family` or `model`.
+    pub midr: Option<Midr>,
 }
 
-/// The vendors of the processors the spec identifies, in spec order, each once.
-pub fn described_vendors() -> Vec<&'static str> {
-    let mut vendors: Vec<&'static str> = Vec::new();
-    for id in pmu_regs::PROCESSORS.iter().filter_map(|p| p.identity) {
-        if !vendors.contains(&id.vendor.as_str()) {
-            vendors.push(id.vendor.as_str());
+/// The vendors of the processors the spec identifies, in spec order, each once: CPUID's
+/// vendor strings, then the MIDR implementers of its Arm cores (`MIDR implementer 0x41 (Arm)`).
+pub fn described_vendors() -> Vec<String> {
+    let mut vendors: Vec<String> = Vec::new();
+    let cpuid = pmu_regs::PROCESSORS
+        .iter()
+        .filter_map(|p| p.identity)
+        .map(|id| id.vendor.as_str().to_string());
+    let midr = pmu_regs::PROCESSORS
+        .iter()
+        .filter_map(|p| p.midr)
+        .map(|m| format!("MIDR implementer {:#04x} (Arm)", m.implementer));
+    for v in cpuid.chain(midr) {
+        if !vendors.contains(&v) {
+            vendors.push(v);
         }
     }
     vendors
@@ -60,7 +75,8 @@ pub fn cpuinfo_path(root: Option<&Path>) -> PathBuf {
     root.unwrap_or(Path::new("/")).join("proc/cpuinfo")
 }
 
-/// Reads `ROOT/proc/cpuinfo`; `None` when it cannot be read or names no vendor.
+/// Reads `ROOT/proc/cpuinfo` (and an Arm core's MIDR_EL1 from `ROOT/sys`); `None` when
+/// cpuinfo cannot be read or names neither a vendor nor an Arm core.
 pub fn read(root: Option<&Path>) -> Option<Cpu> {
     let text = std::fs::read_to_string(cpuinfo_path(root)).ok()?;
     let mut cpu = Cpu {
@@ -70,6 +86,8 @@ pub fn read(root: Option<&Path>) -> Option<Cpu> {
         stepping: None,
         name: String::new(),
         arch_perfmon: false,
+        midr: Midr::from_sysfs(root.unwrap_or(Path::new("/")))
+            .or_else(|| Midr::from_cpuinfo(&text)),
     };
     // The first processor's block is enough: a machine has one kind of processor.
     for line in text.lines().take_while(|l| !l.trim().is_empty()) {
@@ -87,13 +105,16 @@ pub fn read(root: Option<&Path>) -> Option<Cpu> {
             _ => {}
         }
     }
-    (!cpu.vendor.is_empty()).then_some(cpu)
+    (!cpu.vendor.is_empty() || cpu.midr.is_some()).then_some(cpu)
 }
 
 impl Cpu {
     /// Whether the spec knows this vendor's processors at all.
     pub fn known_vendor(&self) -> bool {
-        pmu_regs::Vendor::from_name(&self.vendor).is_some()
+        match self.midr {
+            Some(m) => m.known_implementer(),
+            None => pmu_regs::Vendor::from_name(&self.vendor).is_some(),
+        }
     }
 
     /// The vendor, family, model and stepping the spec's identities are matched against.
@@ -109,6 +130,9 @@ impl Cpu {
     /// The specs that describe this processor: its own, and `architectural` where CPUID
     /// leaf 0AH describes an Intel core PMU.
     pub fn specs(&self) -> Vec<&'static str> {
+        if let Some(m) = self.midr {
+            return m.processor().map(|p| p.id).into_iter().collect();
+        }
         let mut specs: Vec<&'static str> = self
             .signature()
             .processor()
@@ -122,8 +146,12 @@ impl Cpu {
         specs
     }
 
-    /// `name (vendor, family 0x6, model 0x6c)`, `?` for a missing name.
+    /// `name (vendor, family 0x6, model 0x6c)`, `?` for a missing name; for an Arm core
+    /// `MIDR_EL1 0x410fd4f1: implementer 0x41, part 0xd4f, r0p1`.
     pub fn describe(&self) -> String {
+        if let Some(m) = self.midr {
+            return m.describe();
+        }
         format!(
             "{} ({}, family {:#x}, model {:#x})",
             if self.name.is_empty() {
@@ -151,6 +179,48 @@ pub fn detected(sim: bool, root: Option<&Path>) -> Option<&'static str> {
         .then(|| read(root))
         .flatten()
         .and_then(|c| c.uncore_spec())
+}
+
+/// `pmu detect`'s `counting:` line on an Arm core, in place of
+/// the MSR and uncore lines an x86 machine gets:
+/// its PMU registers are system registers, which only code on the core itself reaches and
+/// which the kernel programs, so there is no raw path (no MSR device, no mapped window) and
+/// everything counts through the kernel's perf PMU; whether perf's sysfs has it (the spec's
+/// name for it, `armv8_pmuv3_0`, or the core's device-tree name `armv8_*`).
+pub fn arm_counting(root: Option<&Path>, p: Option<&'static pmu_regs::ProcessorInfo>) -> String {
+    let devices = root
+        .unwrap_or(Path::new("/"))
+        .join("sys/bus/event_source/devices");
+    let names: Vec<&str> = p
+        .iter()
+        .flat_map(|p| p.units.iter())
+        .filter_map(|u| u.pmu)
+        .flat_map(|pmu| pmu.perf.iter().map(|f| f.pmu))
+        .collect();
+    let present: Vec<String> = std::fs::read_dir(&devices)
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| names.contains(&n.as_str()) || n.starts_with("armv8_"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let reach = "an Arm core's PMU registers are system registers that only the kernel \
+                 programs (no raw path: user space reads a counter itself at most where the \
+                 perf_user_access sysctl allows)";
+    if present.is_empty() {
+        format!(
+            "counting: {reach}; perf's sysfs has no core PMU ({} has no {})\n\
+             instead: `--sim` runs every command on a simulated PMU, and perf's software \
+             events count for real (`pmu stat -e task-clock -- CMD`)\n",
+            devices.display(),
+            names.first().copied().unwrap_or("armv8_pmuv3_0")
+        )
+    } else {
+        format!(
+            "counting: {reach}; perf counts them through {}\n",
+            present.join(", ")
+        )
+    }
 }
 
 /// One discovery table of the part, joined with the spec.

@@ -87,6 +87,7 @@ pub mod identify;
 pub mod lookup;
 pub mod machine;
 pub mod metrics;
+pub mod midr;
 pub mod mmio;
 pub mod msr;
 pub mod out_file;

@@ -303,3 +303,109 @@ fn detect_on_a_machine_without_a_pmu_says_what_is_missing_and_what_counts_instea
     assert!(out.contains("counting: no /dev/cpu/*/msr"), "{out}");
     assert!(!out.contains("no hardware PMU"), "{out}");
 }
+
+/// `pmu detect --root` on an Arm machine: cpuinfo as arm64 Linux prints it for a core with
+/// this implementer, part, variant and revision (arch/arm64/kernel/cpuinfo.c), and, when
+/// `sysfs` holds a value, cpu0's `regs/identification/midr_el1` as the kernel shows it.
+fn detect_arm(implementer: u32, part: u32, sysfs: Option<&str>, extra: &[&str]) -> String {
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("proc")).unwrap();
+    fs::write(
+        root.path().join("proc/cpuinfo"),
+        format!(
+            "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd evtstrm\nCPU implementer\t: {implementer:#04x}\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: {part:#05x}\nCPU revision\t: 1\n\nprocessor\t: 1\n"
+        ),
+    )
+    .unwrap();
+    if let Some(value) = sysfs {
+        let dir = root
+            .path()
+            .join("sys/devices/system/cpu/cpu0/regs/identification");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("midr_el1"), format!("{value}\n")).unwrap();
+    }
+    let mut args = vec!["detect", "--root", root.path().to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+#[test]
+fn detect_names_each_neoverse_core_by_its_midr() {
+    // Linux's arch/arm64/include/asm/cputype.h: ARM_CPU_IMP_ARM 0x41, ARM_CPU_PART_NEOVERSE_V2
+    // 0xD4F, _N2 0xD49, _V3 0xD84, _N3 0xD8E, _N1 0xD0C, _V1 0xD40 (Arm's cpus.json agrees:
+    // 0x41d4f ...).
+    for (part, id) in [
+        (0xD0C, "neoverse-n1"),
+        (0xD40, "neoverse-v1"),
+        (0xD4F, "neoverse-v2"),
+        (0xD49, "neoverse-n2"),
+        (0xD84, "neoverse-v3"),
+        (0xD8E, "neoverse-n3"),
+    ] {
+        // From cpuinfo's lines alone, as without sysfs's regs directory.
+        let out = detect_arm(0x41, part, None, &[]);
+        assert!(out.contains(&format!("specs: {id} (Neoverse ")), "{out}");
+        assert!(
+            out.contains(&format!("implementer 0x41, part {part:#05x}, r0p1")),
+            "{out}"
+        );
+        // From the register in sysfs, which wins over cpuinfo: the architecture field reads
+        // 0xF, the variant and revision do not matter.
+        let sysfs = format!("0x00000000411f{part:03x}3");
+        let out = detect_arm(0x41, 0xD0B, Some(&sysfs), &[]);
+        assert!(out.contains(&format!("specs: {id} (")), "{out}");
+        assert!(out.contains("r1p3"), "{out}");
+        // The same part number from another implementer is no Neoverse core.
+        let other = detect_arm(0x51, part, None, &[]);
+        assert!(other.contains("no spec matches: pmu describes "), "{other}");
+        assert!(other.contains("MIDR implementer 0x41 (Arm)"), "{other}");
+    }
+}
+
+#[test]
+fn every_core_the_spec_identifies_by_midr_is_detected() {
+    // Nothing named: each <midr> of the spec, through the register in sysfs.
+    let mut checked = 0;
+    for p in pmu_regs::PROCESSORS.iter() {
+        let Some(m) = p.midr else { continue };
+        let value = format!(
+            "0x{:016x}",
+            u64::from(m.implementer) << 24 | 0xF << 16 | u64::from(m.part) << 4
+        );
+        let out = detect_arm(0, 0, Some(&value), &[]);
+        assert!(out.contains(&format!("specs: {} (", p.id)), "{out}");
+        checked += 1;
+    }
+    assert!(checked >= 6, "{checked} cores identified by MIDR");
+}
+
+#[test]
+fn an_unknown_arm_core_is_told_what_to_do() {
+    // 0xD0B is Cortex-A76 (cputype.h: ARM_CPU_PART_CORTEX_A76), in no spec.
+    let out = detect_arm(0x41, 0xD0B, None, &[]);
+    assert!(
+        out.contains("no spec describes this Arm core (part 0xd0b) yet; the spec has "),
+        "{out}"
+    );
+    assert!(out.contains("neoverse-v2 (part 0xd4f)"), "{out}");
+    assert!(
+        out.contains("--perf`) count them here through perf"),
+        "{out}"
+    );
+    // There is no raw path, and perf's core PMU is missing from this tree.
+    assert!(
+        out.contains("system registers that only the kernel programs (no raw path"),
+        "{out}"
+    );
+    assert!(out.contains("has no core PMU"), "{out}");
+    // --json carries the register's fields.
+    let json = detect_arm(0x41, 0xD4F, None, &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["midr"]["implementer"], 0x41);
+    assert_eq!(v["midr"]["part"], 0xD4F);
+    assert_eq!(v["midr"]["value"], "0x410fd4f1");
+    assert_eq!(v["specs"][0], "neoverse-v2");
+    assert_eq!(v["counting"]["perf_only"], true);
+}

@@ -5,7 +5,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use pmu_runtime::perf::PerfError;
+use pmu_runtime::perf::{FormatWayOut, PerfError};
 use pmu_runtime::{AccessError, BackendError, Bdf, Error, Op, SamplingError, Target, UsageError};
 
 fn variant(e: &Error) -> &'static str {
@@ -73,8 +73,14 @@ fn variant(e: &Error) -> &'static str {
             PerfError::PmuAbsent { .. } => "Perf/PmuAbsent",
             PerfError::Sysfs { .. } => "Perf/Sysfs",
             PerfError::BadSysfs { .. } => "Perf/BadSysfs",
-            PerfError::FieldNotInFormat { .. } => "Perf/FieldNotInFormat",
-            PerfError::SysRegFieldNotInFormat { .. } => "Perf/SysRegFieldNotInFormat",
+            PerfError::FieldNotInFormat {
+                way_out: FormatWayOut::RawBackend,
+                ..
+            } => "Perf/FieldNotInFormat",
+            PerfError::FieldNotInFormat {
+                way_out: FormatWayOut::PerfModifiers,
+                ..
+            } => "Perf/FieldNotInFormat/PerfModifiers",
             PerfError::ValueTooWide { .. } => "Perf/ValueTooWide",
             PerfError::FormatMismatch { .. } => "Perf/FormatMismatch",
             PerfError::NotForCounting { .. } => "Perf/NotForCounting",
@@ -410,11 +416,13 @@ fn every_error() -> Vec<Error> {
             pmu: "uncore_pcu".into(),
             field: "ev_sel_ext (PCU_MSR_PMON_CTL{n})".into(),
             available: "event, occ_sel, edge, inv, thresh".into(),
+            way_out: FormatWayOut::RawBackend,
         }),
-        Error::from(PerfError::SysRegFieldNotInFormat {
+        Error::from(PerfError::FieldNotInFormat {
             pmu: "armv8_pmuv3_0".into(),
             field: "u (PMEVTYPER{n}_EL0)".into(),
             available: "event, long, rdpmc".into(),
+            way_out: FormatWayOut::PerfModifiers,
         }),
         Error::from(PerfError::ValueTooWide {
             pmu: "uncore_ubox".into(),

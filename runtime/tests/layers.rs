@@ -756,6 +756,7 @@ const LAYERS: [&[&str]; 9] = [
         "codec",
         "cpuid",
         "identify",
+        "midr",
         "table_format",
         "ownership",
         "perfmon",

@@ -111,12 +111,13 @@ fn selection(processor: &'static ProcessorInfo, unit: &str, n: usize) -> Selecti
 
 /// Whether unit `u`'s counters are system registers (Arm's), which only perf reaches: there
 /// is no raw count to compare (the kernel's format for them: perf_cli.rs).
+/// Read from the unit's own structure (as `PmuBox::through_perf_only` decides for a box),
+/// without building every processor's boxes.
 fn through_perf_only(u: &'static pmu_regs::UnitInfo) -> bool {
-    PROCESSORS.iter().any(|p| {
-        pmu_runtime::boxes::Boxes::of(p)
-            .boxes
+    u.pmu.is_some_and(|m| {
+        m.counters
             .iter()
-            .any(|b| std::ptr::eq(b.unit, u) && b.through_perf_only())
+            .any(|c| c.counter.register.space == pmu_regs::Space::SysReg)
     })
 }
 

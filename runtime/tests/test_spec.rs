@@ -364,6 +364,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         name: s(&p.name),
         documents: &[],
         identity: None,
+        midr: None,
         code_names: &[],
         units: units.leak(),
         global,

@@ -212,11 +212,8 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         quote!((#t, #r))
     });
     let identity = identity_tokens(proc);
-    let code_names = proc
-        .identity
-        .iter()
-        .flat_map(|id| id.codenames.iter())
-        .map(|c| str_lit(c));
+    let code_names = code_name_tokens(proc);
+    let midr = midr_tokens(proc);
     let doc_attrs = inner_docs(&doc);
     let global = global_ref(proc);
     // The processor's own core event list (`core.rs`), if it has one.
@@ -265,6 +262,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             name: #name,
             documents: &[#(#docs),*],
             identity: #identity,
+            midr: #midr,
             code_names: &[#(#code_names),*],
             units: &[#(&#mods2::UNIT),*],
             global: #global,
@@ -306,6 +304,40 @@ fn domain_tokens(proc: &Processor) -> Vec<TokenStream> {
             })
         })
         .collect()
+}
+
+/// The `code_names` of a processor's `ProcessorInfo`: its identity's code names, or an Arm
+/// core's names from its `<midr>`.
+fn code_name_tokens(proc: &Processor) -> Vec<Literal> {
+    proc.identity
+        .iter()
+        .flat_map(|id| id.codenames.iter())
+        .chain(proc.midr.iter().flat_map(|m| m.codenames.iter()))
+        .map(|c| str_lit(c))
+        .collect()
+}
+
+/// The `midr` field of a processor's `ProcessorInfo`: its `MidrIdentity`, or `None`.
+fn midr_tokens(proc: &Processor) -> TokenStream {
+    match &proc.midr {
+        Some(m) => {
+            // Hex, as Arm and Linux write them (ARM_CPU_PART_NEOVERSE_V2 0xD4F).
+            let hex = |n: u16| -> TokenStream {
+                format!("{n:#X}")
+                    .replace("0X", "0x")
+                    .parse()
+                    .expect("a hex literal is a token")
+            };
+            let (implementer, part, source) =
+                (hex(m.implementer.into()), hex(m.part), str_lit(&m.source));
+            quote!(Some(crate::support::MidrIdentity {
+                implementer: #implementer,
+                part: #part,
+                source: #source,
+            }))
+        }
+        None => quote!(None),
+    }
 }
 
 /// The `identity` field of a processor's `ProcessorInfo`: its `CpuIdentity`, or `None`.
@@ -474,6 +506,15 @@ pub fn processors_table(spec: &Spec) -> TokenStream {
         ) -> Option<&'static ProcessorInfo> {
             let stepping = Some(stepping);
             let identifies = |p: &&&ProcessorInfo| p.identifies(vendor, family, model, stepping);
+            PROCESSORS.iter().find(identifies).copied()
+        }
+
+        /// The Arm core whose MIDR_EL1 is `midr` (its implementer and part number decide;
+        /// the variant and revision do not), if the spec describes it and its feature is
+        /// built: a Neoverse V2's `0x410FD4F1` is `neoverse-v2`.
+        #[cfg(feature = "metadata")]
+        pub fn processor_for_midr(midr: u64) -> Option<&'static ProcessorInfo> {
+            let identifies = |p: &&&ProcessorInfo| p.midr.is_some_and(|m| m.matches(midr));
             PROCESSORS.iter().find(identifies).copied()
         }
     }

@@ -59,6 +59,9 @@ pub struct Processor {
     /// How software recognises the processor, where the spec says.
     #[serde(skip)]
     pub identity: Option<Identity>,
+    /// How software recognises an Arm core (MIDR_EL1), where the spec says.
+    #[serde(skip)]
+    pub midr: Option<Midr>,
     /// Units, in file-path order.
     #[serde(flatten, serialize_with = "json::global_and_units")]
     pub units: Vec<Unit>,
@@ -138,6 +141,20 @@ pub struct CoreEvents {
     pub unit: String,
     /// The events, in file order.
     pub events: Vec<Event>,
+}
+
+/// An Arm core's identity: the implementer and primary part number its MIDR_EL1 carries
+/// (bits 31:24 and 15:4), the product names, and the public source of the numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Midr {
+    /// MIDR_EL1.Implementer (0x41: Arm Limited).
+    pub implementer: u8,
+    /// MIDR_EL1.PartNum (0xD4F: Neoverse V2).
+    pub part: u16,
+    /// Product and code names, most common first.
+    pub codenames: Vec<String>,
+    /// The public source of the numbers.
+    pub source: String,
 }
 
 /// A processor's identity: its CPU vendor and CPUID signatures, its code names and the name

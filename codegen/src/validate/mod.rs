@@ -24,6 +24,7 @@ mod domains;
 mod events;
 mod fields;
 mod metrics;
+mod midr;
 mod mmio;
 mod models;
 mod numbers;

@@ -56,6 +56,7 @@ impl Validator {
             self.discovery_domains(&ctx, p, raw, &catalogue);
         }
         self.unique_identities(&ctx, &processors, &raw.processor);
+        self.midrs(&ctx, &mut processors, &raw.processor, &catalogue);
         self.core_pmus(&ctx, &mut processors, &raw.processor);
         self.units_from(&ctx, &mut processors, &raw.processor);
         SpecContext {
@@ -104,6 +105,7 @@ impl Validator {
                 name: p.name.clone(),
                 documents,
                 identity: None,
+                midr: None,
                 units: Vec::new(),
                 core_pmu: None,
                 units_from: None,

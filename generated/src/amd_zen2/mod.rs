@@ -33,6 +33,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x30, 0x4F), (0x60, 0x7F), (0x90, 0x91), (0xA0, 0xAF)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Zen 2", "Rome", "Matisse", "Renoir"],
     units: &[&core::UNIT, &df::UNIT, &l3::UNIT],
     global: None,

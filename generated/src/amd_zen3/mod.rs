@@ -33,6 +33,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x0, 0xF), (0x20, 0x5F)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Zen 3", "Milan", "Vermeer", "Cezanne"],
     units: &[&core::UNIT, &df::UNIT, &l3::UNIT],
     global: None,

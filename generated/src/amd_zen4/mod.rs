@@ -35,6 +35,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x10, 0x1F), (0x60, 0xAF)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Zen 4", "Genoa", "Bergamo", "Raphael", "Phoenix"],
     units: &[&core::UNIT, &df::UNIT, &l3::UNIT, &umc::UNIT],
     global: None,

@@ -35,6 +35,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x0, 0x2F), (0x40, 0x4F), (0x60, 0x7F), (0xD0, 0xD7)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Zen 5", "Turin", "Granite Ridge", "Strix Point"],
     units: &[&core::UNIT, &df::UNIT, &l3::UNIT, &umc::UNIT],
     global: None,

@@ -35,6 +35,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x50, 0x5F), (0x80, 0xAF), (0xC0, 0xCF)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Zen 6"],
     units: &[&core::UNIT, &df::UNIT, &l3::UNIT, &umc::UNIT],
     global: None,

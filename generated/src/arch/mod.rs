@@ -21,6 +21,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         ),
     ],
     identity: None,
+    midr: None,
     code_names: &[],
     units: &[&core::UNIT],
     global: Some(&pmu::GLOBAL),

@@ -51,6 +51,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x55, 0x55)],
         steppings: Some((5, 15)),
     }),
+    midr: None,
     code_names: &["Cascade Lake-SP", "Cascade Lake-X", "Cascade Lake"],
     units: &[
         &cha::UNIT,

@@ -45,6 +45,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0xDD, 0xDD)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Clearwater Forest", "Clearwater Forest-X", "Darkmont-X"],
     units: &[
         &b2cmi::UNIT,

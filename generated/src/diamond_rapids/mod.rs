@@ -18,6 +18,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x1, 0x1)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Diamond Rapids", "Diamond Rapids-SP", "Panther Cove-X"],
     units: &[],
     global: None,

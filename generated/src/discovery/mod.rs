@@ -19,6 +19,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     name: "Intel uncore performance-monitoring discovery table (Sapphire Rapids on)",
     documents: &[],
     identity: None,
+    midr: None,
     code_names: &[],
     units: &[&dvsec::UNIT, &global::UNIT, &unit::UNIT],
     global: None,

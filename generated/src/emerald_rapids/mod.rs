@@ -49,6 +49,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0xCF, 0xCF)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Emerald Rapids", "Emerald Rapids-SP"],
     units: &[
         &cha::UNIT,

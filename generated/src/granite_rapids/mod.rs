@@ -45,6 +45,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0xAD, 0xAE)],
         steppings: None,
     }),
+    midr: None,
     code_names: &[
         "Granite Rapids",
         "Granite Rapids-AP",

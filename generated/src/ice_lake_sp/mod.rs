@@ -53,6 +53,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x6A, 0x6A), (0x6C, 0x6C)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Ice Lake-SP", "Ice Lake-X", "Ice Lake Server", "Ice Lake-D"],
     units: &[
         &cha::UNIT,

@@ -15,7 +15,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     name: "Arm Neoverse N2 core PMU (PMUv3; Microsoft Cobalt 100, Alibaba Yitian 710)",
     documents: &[],
     identity: None,
-    code_names: &[],
+    midr: Some(crate::support::MidrIdentity {
+        implementer: 0x41,
+        part: 0xD49,
+        source: "linux-arm64-cputype",
+    }),
+    code_names: &["Neoverse N2"],
     units: &[&core::UNIT],
     global: Some(&pmu::GLOBAL),
     core_events: None,

@@ -39,16 +39,19 @@ pub type Pmcr = Reg64<PmcrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-///   EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-///   counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
 pub enum PmcrLayout {}
 
 impl Layout for PmcrLayout {
@@ -143,7 +146,7 @@ static PMCR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcrLayout::RESET, reserved_mask: PmcrLayout::RESERVED_MASK, ignored_mask: PmcrLayout::IGNORED_MASK, writable_mask: PmcrLayout::WRITABLE_MASK,
     description: "Performance Monitors Control Register: enables every counter at once, resets them, selects the cycle counter's divider and the counters' overflow width, and reports how many event counters the core implements.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), source: "linux-arm64-sysreg" },
     ]),
@@ -170,16 +173,19 @@ pub type Pmcntenset = Reg64<PmcntensetLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-///   EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-///   counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
 pub enum PmcntensetLayout {}
 
 impl Layout for PmcntensetLayout {
@@ -224,7 +230,7 @@ static PMCNTENSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcntensetLayout::RESET, reserved_mask: PmcntensetLayout::RESERVED_MASK, ignored_mask: PmcntensetLayout::IGNORED_MASK, writable_mask: PmcntensetLayout::WRITABLE_MASK,
     description: "Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter (writing 0 changes nothing).",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCNTENSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), source: "linux-arm64-sysreg" },
     ]),
@@ -246,16 +252,19 @@ pub type Pmcntenclr = Reg64<PmcntenclrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-///   EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-///   counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
 pub enum PmcntenclrLayout {}
 
 impl Layout for PmcntenclrLayout {
@@ -296,7 +305,7 @@ static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcntenclrLayout::RESET, reserved_mask: PmcntenclrLayout::RESERVED_MASK, ignored_mask: PmcntenclrLayout::IGNORED_MASK, writable_mask: PmcntenclrLayout::WRITABLE_MASK,
     description: "Count Enable Clear: reads which counters are enabled (as PMCNTENSET_EL0); writing 1 to a bit disables that counter.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCNTENCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), source: "linux-arm64-sysreg" },
     ]),
@@ -319,16 +328,19 @@ pub type Pmovsclr = Reg64<PmovsclrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-///   EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-///   counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
 pub enum PmovsclrLayout {}
 
 impl Layout for PmovsclrLayout {
@@ -369,7 +381,7 @@ static PMOVSCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmovsclrLayout::RESET, reserved_mask: PmovsclrLayout::RESERVED_MASK, ignored_mask: PmovsclrLayout::IGNORED_MASK, writable_mask: PmovsclrLayout::WRITABLE_MASK,
     description: "Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that flag.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMOVSCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), source: "linux-arm64-sysreg" },
     ]),
@@ -391,14 +403,18 @@ pub type Pmovsset = Reg64<PmovssetLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0
 /// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
 ///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
 ///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
-///   SYS_PMEVCNTRn_EL0 3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0
-///   3,3,14,0b11:n\[4:3\],n\[2:0\], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12,
-///   8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)
+///   SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
+///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
+///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
+///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
 pub enum PmovssetLayout {}
 
 impl Layout for PmovssetLayout {
@@ -445,7 +461,7 @@ static PMOVSSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmovssetLayout::RESET, reserved_mask: PmovssetLayout::RESERVED_MASK, ignored_mask: PmovssetLayout::IGNORED_MASK, writable_mask: PmovssetLayout::WRITABLE_MASK,
     description: "Overflow Flag Status Set: reads each counter's overflow flag (as PMOVSCLR_EL0); writing 1 to a bit sets that flag, as a hypervisor restoring a guest's state does.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMOVSSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), source: "linux-arm64-sysreg" },
     ]),
@@ -482,16 +498,19 @@ pub type Pmevtyper = Reg64<PmevtyperLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-///   EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-///   counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
 pub enum PmevtyperLayout {}
 
 impl Layout for PmevtyperLayout {
@@ -581,7 +600,7 @@ static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
     reset: PmevtyperLayout::RESET, reserved_mask: PmevtyperLayout::RESERVED_MASK, ignored_mask: PmevtyperLayout::IGNORED_MASK, writable_mask: PmevtyperLayout::WRITABLE_MASK,
     description: "Event Type Register n: the event PMEVCNTR{n}_EL0 counts, and the exception levels and security states it counts in. A filter bit set to 1 excludes (P, U, NSK, NSU, M) or includes (NSH, SH) the state it names; with all zero the counter counts at EL0 and EL1 in every security state, not at EL2 or EL3 where the other bits say so.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMEVTYPER0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), source: "linux-arm64-sysreg" },
         AddressInfo { name: "PMEVTYPER1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), source: "linux-arm64-sysreg" },
@@ -639,16 +658,19 @@ pub type Pmevcntr = Reg64<PmevcntrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-///   EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-///   counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
 pub enum PmevcntrLayout {}
 
 impl Layout for PmevcntrLayout {
@@ -682,7 +704,7 @@ static PMEVCNTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
     reset: PmevcntrLayout::RESET, reserved_mask: PmevcntrLayout::RESERVED_MASK, ignored_mask: PmevcntrLayout::IGNORED_MASK, writable_mask: PmevcntrLayout::WRITABLE_MASK,
     description: "Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects. With FEAT_PMUv3p5 it is 64 bits wide, and PMCR_EL0.LP says whether its overflow flag is set at the 32-bit or the 64-bit wrap.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMEVCNTR0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), source: "linux-arm64-sysreg" },
         AddressInfo { name: "PMEVCNTR1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), source: "linux-arm64-sysreg" },
@@ -739,16 +761,19 @@ pub type Pmccfiltr = Reg64<PmccfiltrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-///   EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-///   counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
 pub enum PmccfiltrLayout {}
 
 impl Layout for PmccfiltrLayout {
@@ -826,7 +851,7 @@ static PMCCFILTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmccfiltrLayout::RESET, reserved_mask: PmccfiltrLayout::RESERVED_MASK, ignored_mask: PmccfiltrLayout::IGNORED_MASK, writable_mask: PmccfiltrLayout::WRITABLE_MASK,
     description: "Cycle Count Filter Register: the exception levels and security states the cycle counter counts in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no event number.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCCFILTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), source: "linux-arm64-sysreg" },
     ]),
@@ -849,16 +874,19 @@ pub type Pmccntr = Reg64<PmccntrLayout>;
 /// Sources:
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
-///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0,
-///   PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-///   EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-///   counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
 pub enum PmccntrLayout {}
 
 impl Layout for PmccntrLayout {
@@ -892,11 +920,560 @@ static PMCCNTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmccntrLayout::RESET, reserved_mask: PmccntrLayout::RESERVED_MASK, ignored_mask: PmccntrLayout::IGNORED_MASK, writable_mask: PmccntrLayout::WRITABLE_MASK,
     description: "Cycle Count Register: counts processor cycles (every 64th with PMCR_EL0.D) in the states PMCCFILTR_EL0 allows; 64 bits wide, its overflow flag set at the 32-bit or 64-bit wrap as PMCR_EL0.LC says.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCCNTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), source: "linux-arm64-sysreg" },
     ]),
     fields: PmccntrLayout::FIELDS,
+    notes: &[],
+};
+
+/// Software Increment: writing 1 to bit n adds one to event counter n where that counter counts
+/// event 0x00, SW_INCR. Write-only.
+///
+/// `PMSWINC_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and sources:
+/// [`PmswincLayout`].
+///
+/// **No cycle-counter bit** (info): Bit 31 is reserved: the cycle counter has no software
+/// increment. At EL0 the write needs PMUSERENR_EL0.SW or EN.
+pub type Pmswinc = Reg64<PmswincLayout>;
+
+/// The layout of [`Pmswinc`] (`PMSWINC_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0
+/// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+///   SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
+///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
+///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
+///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
+pub enum PmswincLayout {}
+
+impl Layout for PmswincLayout {
+    const NAME: &'static str = "PMSWINC_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff80000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x7fffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMSWINC_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 31, msb: 63, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Wo,
+            description: "Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0 selects SW_INCR (0x00); reads as zero.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Pmswinc {
+    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
+    /// error in const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMSWINC_EL0", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `PMSWINC_EL0` of instance PMU.
+pub const PMSWINC_EL0: SysReg<Pmswinc> = SysReg::new(SysRegEncoding::new(3, 3, 9, 12, 4), "PMSWINC_EL0");
+
+#[cfg(feature = "metadata")]
+static PMSWINC_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: PmswincLayout::NAME, type_name: "Pmswinc",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmswincLayout::RESET, reserved_mask: PmswincLayout::RESERVED_MASK, ignored_mask: PmswincLayout::IGNORED_MASK, writable_mask: PmswincLayout::WRITABLE_MASK,
+    description: "Software Increment: writing 1 to bit n adds one to event counter n where that counter counts event 0x00, SW_INCR. Write-only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMSWINC_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 4)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmswincLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "No cycle-counter bit", text: "Bit 31 is reserved: the cycle counter has no software increment. At EL0 the write needs PMUSERENR_EL0.SW or EN." },
+    ],
+};
+
+/// Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the
+/// indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).
+///
+/// `PMSELR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and sources:
+/// [`PmselrLayout`].
+///
+/// **Bits** (info): Linux's arch/arm64/tools/sysreg gives PMSELR_EL0 a single field SEL, 4:0
+/// (PMSELR_EL0_SEL_MASK, which KVM masks a guest's writes with), the rest RES0; sysreg.h's
+/// SYS_PMSELR_EL0 is sys_reg(3, 3, 9, 12, 5). arm_pmuv3.c itself reaches each counter by its own
+/// PMEVTYPER{n}/PMEVCNTR{n} encoding, not through this selector.
+pub type Pmselr = Reg64<PmselrLayout>;
+
+/// The layout of [`Pmselr`] (`PMSELR_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0
+/// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+///   SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
+///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
+///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
+///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
+pub enum PmselrLayout {}
+
+impl Layout for PmselrLayout {
+    const NAME: &'static str = "PMSELR_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffffffffffe0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x1f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMSELR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 63, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "sel", ident: "sel", lsb: 0, msb: 4, access: Access::Rw,
+            description: "The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Pmselr {
+    /// `sel` (bits 4:0, rw, reset 0x0): The counter number: 0 to 30 an event counter (below
+    /// PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0.
+    #[inline] pub const fn sel(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
+    /// This value with `sel` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a compile
+    /// error in const context); `try_with_sel` returns an error instead.
+    #[inline] pub const fn with_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
+    /// This value with `sel` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "PMSELR_EL0", "sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `PMSELR_EL0` of instance PMU.
+pub const PMSELR_EL0: SysReg<Pmselr> = SysReg::new(SysRegEncoding::new(3, 3, 9, 12, 5), "PMSELR_EL0");
+
+#[cfg(feature = "metadata")]
+static PMSELR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: PmselrLayout::NAME, type_name: "Pmselr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmselrLayout::RESET, reserved_mask: PmselrLayout::RESERVED_MASK, ignored_mask: PmselrLayout::IGNORED_MASK, writable_mask: PmselrLayout::WRITABLE_MASK,
+    description: "Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMSELR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 5)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmselrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits", text: "Linux's arch/arm64/tools/sysreg gives PMSELR_EL0 a single field SEL, 4:0 (PMSELR_EL0_SEL_MASK, which KVM masks a guest's writes with), the rest RES0; sysreg.h's SYS_PMSELR_EL0 is sys_reg(3, 3, 9, 12, 5). arm_pmuv3.c itself reaches each counter by its own PMEVTYPER{n}/PMEVCNTR{n} encoding, not through this selector." },
+    ],
+};
+
+/// Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits
+/// 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.
+///
+/// `PMCEID0_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and sources:
+/// [`Pmceid0Layout`].
+///
+/// **How Linux uses it** (info): __armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and
+/// PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their
+/// high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs
+/// (events/) only the common events these bits say the core has.
+pub type Pmceid0 = Reg64<Pmceid0Layout>;
+
+/// The layout of [`Pmceid0`] (`PMCEID0_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0
+/// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
+///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
+///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
+///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+pub enum Pmceid0Layout {}
+
+impl Layout for Pmceid0Layout {
+    const NAME: &'static str = "PMCEID0_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMCEID0_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "idhi", ident: "idhi", lsb: 32, msb: 63, access: Access::Ro,
+            description: "Bit n: common event 0x4000 + n is implemented.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "id", ident: "id", lsb: 0, msb: 31, access: Access::Ro,
+            description: "Bit n: common event n (0x00 to 0x1F) is implemented.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Pmceid0 {
+    /// `idhi` (bits 63:32, ro, reset 0x0): Bit n: common event 0x4000 + n is implemented.
+    #[inline] pub const fn idhi(self) -> u32 { get_bits(self.raw64(), 63, 32) as u32 }
+    /// `id` (bits 31:0, ro, reset 0x0): Bit n: common event n (0x00 to 0x1F) is implemented.
+    #[inline] pub const fn id(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+}
+
+/// `PMCEID0_EL0` of instance PMU.
+pub const PMCEID0_EL0: SysReg<Pmceid0> = SysReg::new(SysRegEncoding::new(3, 3, 9, 12, 6), "PMCEID0_EL0");
+
+#[cfg(feature = "metadata")]
+static PMCEID0_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: Pmceid0Layout::NAME, type_name: "Pmceid0",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: Pmceid0Layout::RESET, reserved_mask: Pmceid0Layout::RESERVED_MASK, ignored_mask: Pmceid0Layout::IGNORED_MASK, writable_mask: Pmceid0Layout::WRITABLE_MASK,
+    description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMCEID0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: Pmceid0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "How Linux uses it", text: "__armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs (events/) only the common events these bits say the core has." },
+    ],
+};
+
+/// Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to
+/// 0x403F (bits 63:32) the core implements. Read-only.
+///
+/// `PMCEID1_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and sources:
+/// [`Pmceid1Layout`].
+pub type Pmceid1 = Reg64<Pmceid1Layout>;
+
+/// The layout of [`Pmceid1`] (`PMCEID1_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0
+/// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
+///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
+///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
+///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+pub enum Pmceid1Layout {}
+
+impl Layout for Pmceid1Layout {
+    const NAME: &'static str = "PMCEID1_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMCEID1_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "idhi", ident: "idhi", lsb: 32, msb: 63, access: Access::Ro,
+            description: "Bit n: common event 0x4020 + n is implemented.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "id", ident: "id", lsb: 0, msb: 31, access: Access::Ro,
+            description: "Bit n: common event 0x20 + n is implemented.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Pmceid1 {
+    /// `idhi` (bits 63:32, ro, reset 0x0): Bit n: common event 0x4020 + n is implemented.
+    #[inline] pub const fn idhi(self) -> u32 { get_bits(self.raw64(), 63, 32) as u32 }
+    /// `id` (bits 31:0, ro, reset 0x0): Bit n: common event 0x20 + n is implemented.
+    #[inline] pub const fn id(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+}
+
+/// `PMCEID1_EL0` of instance PMU.
+pub const PMCEID1_EL0: SysReg<Pmceid1> = SysReg::new(SysRegEncoding::new(3, 3, 9, 12, 7), "PMCEID1_EL0");
+
+#[cfg(feature = "metadata")]
+static PMCEID1_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: Pmceid1Layout::NAME, type_name: "Pmceid1",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: Pmceid1Layout::RESET, reserved_mask: Pmceid1Layout::RESERVED_MASK, ignored_mask: Pmceid1Layout::IGNORED_MASK, writable_mask: Pmceid1Layout::WRITABLE_MASK,
+    description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMCEID1_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: Pmceid1Layout::FIELDS,
+    notes: &[],
+};
+
+/// User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above,
+/// read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads
+/// (perf_user_access).
+///
+/// `PMUSERENR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and
+/// sources: [`PmuserenrLayout`].
+///
+/// **Bits** (info): arm_pmuv3.h: ARMV8_PMU_USERENR_EN (bit 0, PMU registers accessible at EL0), SW
+/// (1, PMSWINC writable), CR (2, cycle counter readable), ER (3, event counters readable).
+/// arm_pmuv3.c's armv8pmu_enable_user_access sets ER and CR, never EN or SW, for a task whose event
+/// has rdpmc (config1:1) and with the perf_user_access sysctl set. Later versions of the
+/// architecture add bits above ER (UEN, FEAT_PMUv3p9, which newer kernels set with ER and CR); the
+/// Armv9.0 V2 and N2 predate them, and they are kept reserved here.
+pub type Pmuserenr = Reg64<PmuserenrLayout>;
+
+/// The layout of [`Pmuserenr`] (`PMUSERENR_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0
+/// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
+///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
+///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
+///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+pub enum PmuserenrLayout {}
+
+impl Layout for PmuserenrLayout {
+    const NAME: &'static str = "PMUSERENR_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffffffffffff0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xf;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMUSERENR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 63, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "er", ident: "er", lsb: 3, msb: 3, access: Access::Rw,
+            description: "EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write PMSELR_EL0.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "cr", ident: "cr", lsb: 2, msb: 2, access: Access::Rw,
+            description: "EL0 may read the cycle counter PMCCNTR_EL0.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "sw", ident: "sw", lsb: 1, msb: 1, access: Access::Rw,
+            description: "EL0 may write PMSWINC_EL0.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw,
+            description: "EL0 may reach every PMU register EL0 can name (reads and writes), whatever the bits above say.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Pmuserenr {
+    /// `er` (bit 3, rw, reset 0x0): EL0 may read the event counters (PMEVCNTR{n}_EL0,
+    /// PMXEVCNTR_EL0) and write PMSELR_EL0.
+    #[inline] pub const fn er(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
+    /// This value with `er` (bit 3) set to `v`.
+    #[inline] pub const fn with_er(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
+    /// `cr` (bit 2, rw, reset 0x0): EL0 may read the cycle counter PMCCNTR_EL0.
+    #[inline] pub const fn cr(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
+    /// This value with `cr` (bit 2) set to `v`.
+    #[inline] pub const fn with_cr(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
+    /// `sw` (bit 1, rw, reset 0x0): EL0 may write PMSWINC_EL0.
+    #[inline] pub const fn sw(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
+    /// This value with `sw` (bit 1) set to `v`.
+    #[inline] pub const fn with_sw(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
+    /// `en` (bit 0, rw, reset 0x0): EL0 may reach every PMU register EL0 can name (reads and
+    /// writes), whatever the bits above say.
+    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    /// This value with `en` (bit 0) set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+}
+
+/// `PMUSERENR_EL0` of instance PMU.
+pub const PMUSERENR_EL0: SysReg<Pmuserenr> = SysReg::new(SysRegEncoding::new(3, 3, 9, 14, 0), "PMUSERENR_EL0");
+
+#[cfg(feature = "metadata")]
+static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: PmuserenrLayout::NAME, type_name: "Pmuserenr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmuserenrLayout::RESET, reserved_mask: PmuserenrLayout::RESERVED_MASK, ignored_mask: PmuserenrLayout::IGNORED_MASK, writable_mask: PmuserenrLayout::WRITABLE_MASK,
+    description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMUSERENR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmuserenrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h: ARMV8_PMU_USERENR_EN (bit 0, PMU registers accessible at EL0), SW (1, PMSWINC writable), CR (2, cycle counter readable), ER (3, event counters readable). arm_pmuv3.c's armv8pmu_enable_user_access sets ER and CR, never EN or SW, for a task whose event has rdpmc (config1:1) and with the perf_user_access sysctl set. Later versions of the architecture add bits above ER (UEN, FEAT_PMUv3p9, which newer kernels set with ER and CR); the Armv9.0 V2 and N2 predate them, and they are kept reserved here." },
+    ],
+};
+
+/// Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit
+/// enables that counter's interrupt. EL1 and above only.
+///
+/// `PMINTENSET_EL1`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and
+/// sources: [`PmintensetLayout`].
+///
+/// **How Linux uses it** (info): arm_pmuv3.c enables a counter's overflow interrupt with
+/// write_pmintenset(BIT(n)) and disables it with write_pmintenclr(BIT(n)) (armv8pmu_enable_intens,
+/// armv8pmu_disable_intens), the cycle counter at bit 31; sysreg.h's SYS_PMINTENSET_EL1 is
+/// sys_reg(3, 0, 9, 14, 1), an EL1 register (op1 0), out of reach of user space.
+pub type Pmintenset = Reg64<PmintensetLayout>;
+
+/// The layout of [`Pmintenset`] (`PMINTENSET_EL1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1
+/// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
+///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
+///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
+///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+pub enum PmintensetLayout {}
+
+impl Layout for PmintensetLayout {
+    const NAME: &'static str = "PMINTENSET_EL1";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff00000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMINTENSET_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::Rw,
+            description: "The cycle counter's overflow raises the interrupt.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Rw,
+            description: "Bit n: event counter n's overflow raises the interrupt.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Pmintenset {
+    /// `c` (bit 31, rw, reset 0x0): The cycle counter's overflow raises the interrupt.
+    #[inline] pub const fn c(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
+    /// This value with `c` (bit 31) set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// `p` (bits 30:0, rw, reset 0x0): Bit n: event counter n's overflow raises the interrupt.
+    #[inline] pub const fn p(self) -> u32 { get_bits(self.raw64(), 30, 0) as u32 }
+    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
+    /// error in const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMINTENSET_EL1", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `PMINTENSET_EL1` of instance PMU.
+pub const PMINTENSET_EL1: SysReg<Pmintenset> = SysReg::new(SysRegEncoding::new(3, 0, 9, 14, 1), "PMINTENSET_EL1");
+
+#[cfg(feature = "metadata")]
+static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: PmintensetLayout::NAME, type_name: "Pmintenset",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmintensetLayout::RESET, reserved_mask: PmintensetLayout::RESERVED_MASK, ignored_mask: PmintensetLayout::IGNORED_MASK, writable_mask: PmintensetLayout::WRITABLE_MASK,
+    description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMINTENSET_EL1", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmintensetLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "How Linux uses it", text: "arm_pmuv3.c enables a counter's overflow interrupt with write_pmintenset(BIT(n)) and disables it with write_pmintenclr(BIT(n)) (armv8pmu_enable_intens, armv8pmu_disable_intens), the cycle counter at bit 31; sysreg.h's SYS_PMINTENSET_EL1 is sys_reg(3, 0, 9, 14, 1), an EL1 register (op1 0), out of reach of user space." },
+    ],
+};
+
+/// Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1);
+/// writing 1 to a bit disables that counter's interrupt. EL1 and above only.
+///
+/// `PMINTENCLR_EL1`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and
+/// sources: [`PmintenclrLayout`].
+pub type Pmintenclr = Reg64<PmintenclrLayout>;
+
+/// The layout of [`Pmintenclr`] (`PMINTENCLR_EL1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
+///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1
+/// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
+///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
+///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
+///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
+///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
+///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
+///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
+///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+pub enum PmintenclrLayout {}
+
+impl Layout for PmintenclrLayout {
+    const NAME: &'static str = "PMINTENCLR_EL1";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff00000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMINTENCLR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c,
+            description: "Write 1 to disable the cycle counter's overflow interrupt.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c,
+            description: "Bit n: write 1 to disable event counter n's overflow interrupt.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Pmintenclr {
+    /// This value with `c` (bit 31) set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
+    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
+    /// error in const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMINTENCLR_EL1", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `PMINTENCLR_EL1` of instance PMU.
+pub const PMINTENCLR_EL1: SysReg<Pmintenclr> = SysReg::new(SysRegEncoding::new(3, 0, 9, 14, 2), "PMINTENCLR_EL1");
+
+#[cfg(feature = "metadata")]
+static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: PmintenclrLayout::NAME, type_name: "Pmintenclr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmintenclrLayout::RESET, reserved_mask: PmintenclrLayout::RESERVED_MASK, ignored_mask: PmintenclrLayout::IGNORED_MASK, writable_mask: PmintenclrLayout::WRITABLE_MASK,
+    description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMINTENCLR_EL1", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmintenclrLayout::FIELDS,
     notes: &[],
 };
 
@@ -1673,6 +2250,13 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PMEVCNTR_INFO,
         &PMCCFILTR_INFO,
         &PMCCNTR_INFO,
+        &PMSWINC_INFO,
+        &PMSELR_INFO,
+        &PMCEID0_INFO,
+        &PMCEID1_INFO,
+        &PMUSERENR_INFO,
+        &PMINTENSET_INFO,
+        &PMINTENCLR_INFO,
     ],
     #[cfg(feature = "events")]
     events: EVENT_INFOS,

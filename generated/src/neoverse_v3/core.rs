@@ -46,6 +46,27 @@ pub use crate::neoverse_v2::core::{
     Pmccntr,
     PmccntrLayout,
     PMCCNTR_EL0,
+    Pmswinc,
+    PmswincLayout,
+    PMSWINC_EL0,
+    Pmselr,
+    PmselrLayout,
+    PMSELR_EL0,
+    Pmceid0,
+    Pmceid0Layout,
+    PMCEID0_EL0,
+    Pmceid1,
+    Pmceid1Layout,
+    PMCEID1_EL0,
+    Pmuserenr,
+    PmuserenrLayout,
+    PMUSERENR_EL0,
+    Pmintenset,
+    PmintensetLayout,
+    PMINTENSET_EL1,
+    Pmintenclr,
+    PmintenclrLayout,
+    PMINTENCLR_EL1,
 };
 
 #[cfg(feature = "metadata")]
@@ -54,7 +75,7 @@ pub(crate) static PMCR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcrLayout::RESET, reserved_mask: PmcrLayout::RESERVED_MASK, ignored_mask: PmcrLayout::IGNORED_MASK, writable_mask: PmcrLayout::WRITABLE_MASK,
     description: "Performance Monitors Control Register: enables every counter at once, resets them, selects the cycle counter's divider and the counters' overflow width, and reports how many event counters the core implements.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), source: "linux-arm64-sysreg" },
     ]),
@@ -70,7 +91,7 @@ pub(crate) static PMCNTENSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcntensetLayout::RESET, reserved_mask: PmcntensetLayout::RESERVED_MASK, ignored_mask: PmcntensetLayout::IGNORED_MASK, writable_mask: PmcntensetLayout::WRITABLE_MASK,
     description: "Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter (writing 0 changes nothing).",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCNTENSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), source: "linux-arm64-sysreg" },
     ]),
@@ -86,7 +107,7 @@ pub(crate) static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcntenclrLayout::RESET, reserved_mask: PmcntenclrLayout::RESERVED_MASK, ignored_mask: PmcntenclrLayout::IGNORED_MASK, writable_mask: PmcntenclrLayout::WRITABLE_MASK,
     description: "Count Enable Clear: reads which counters are enabled (as PMCNTENSET_EL0); writing 1 to a bit disables that counter.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCNTENCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), source: "linux-arm64-sysreg" },
     ]),
@@ -100,7 +121,7 @@ pub(crate) static PMOVSCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmovsclrLayout::RESET, reserved_mask: PmovsclrLayout::RESERVED_MASK, ignored_mask: PmovsclrLayout::IGNORED_MASK, writable_mask: PmovsclrLayout::WRITABLE_MASK,
     description: "Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that flag.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMOVSCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), source: "linux-arm64-sysreg" },
     ]),
@@ -116,7 +137,7 @@ pub(crate) static PMOVSSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmovssetLayout::RESET, reserved_mask: PmovssetLayout::RESERVED_MASK, ignored_mask: PmovssetLayout::IGNORED_MASK, writable_mask: PmovssetLayout::WRITABLE_MASK,
     description: "Overflow Flag Status Set: reads each counter's overflow flag (as PMOVSCLR_EL0); writing 1 to a bit sets that flag, as a hypervisor restoring a guest's state does.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMOVSSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), source: "linux-arm64-sysreg" },
     ]),
@@ -130,7 +151,7 @@ pub(crate) static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
     reset: PmevtyperLayout::RESET, reserved_mask: PmevtyperLayout::RESERVED_MASK, ignored_mask: PmevtyperLayout::IGNORED_MASK, writable_mask: PmevtyperLayout::WRITABLE_MASK,
     description: "Event Type Register n: the event PMEVCNTR{n}_EL0 counts, and the exception levels and security states it counts in. A filter bit set to 1 excludes (P, U, NSK, NSU, M) or includes (NSH, SH) the state it names; with all zero the counter counts at EL0 and EL1 in every security state, not at EL2 or EL3 where the other bits say so.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMEVTYPER0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), source: "linux-arm64-sysreg" },
         AddressInfo { name: "PMEVTYPER1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), source: "linux-arm64-sysreg" },
@@ -177,7 +198,7 @@ pub(crate) static PMEVCNTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
     reset: PmevcntrLayout::RESET, reserved_mask: PmevcntrLayout::RESERVED_MASK, ignored_mask: PmevcntrLayout::IGNORED_MASK, writable_mask: PmevcntrLayout::WRITABLE_MASK,
     description: "Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects. With FEAT_PMUv3p5 it is 64 bits wide, and PMCR_EL0.LP says whether its overflow flag is set at the 32-bit or the 64-bit wrap.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMEVCNTR0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), source: "linux-arm64-sysreg" },
         AddressInfo { name: "PMEVCNTR1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), source: "linux-arm64-sysreg" },
@@ -223,7 +244,7 @@ pub(crate) static PMCCFILTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmccfiltrLayout::RESET, reserved_mask: PmccfiltrLayout::RESERVED_MASK, ignored_mask: PmccfiltrLayout::IGNORED_MASK, writable_mask: PmccfiltrLayout::WRITABLE_MASK,
     description: "Cycle Count Filter Register: the exception levels and security states the cycle counter counts in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no event number.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCCFILTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), source: "linux-arm64-sysreg" },
     ]),
@@ -239,11 +260,119 @@ pub(crate) static PMCCNTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmccntrLayout::RESET, reserved_mask: PmccntrLayout::RESERVED_MASK, ignored_mask: PmccntrLayout::IGNORED_MASK, writable_mask: PmccntrLayout::WRITABLE_MASK,
     description: "Cycle Count Register: counts processor cycles (every 64th with PMCR_EL0.D) in the states PMCCFILTR_EL0 allows; 64 bits wide, its overflow flag set at the 32-bit or 64-bit wrap as PMCR_EL0.LC says.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
         AddressInfo { name: "PMCCNTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), source: "linux-arm64-sysreg" },
     ]),
     fields: PmccntrLayout::FIELDS,
+    notes: &[],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMSWINC_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v3", unit: "PMU", name: PmswincLayout::NAME, type_name: "Pmswinc",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmswincLayout::RESET, reserved_mask: PmswincLayout::RESERVED_MASK, ignored_mask: PmswincLayout::IGNORED_MASK, writable_mask: PmswincLayout::WRITABLE_MASK,
+    description: "Software Increment: writing 1 to bit n adds one to event counter n where that counter counts event 0x00, SW_INCR. Write-only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMSWINC_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 4)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmswincLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "No cycle-counter bit", text: "Bit 31 is reserved: the cycle counter has no software increment. At EL0 the write needs PMUSERENR_EL0.SW or EN." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMSELR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v3", unit: "PMU", name: PmselrLayout::NAME, type_name: "Pmselr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmselrLayout::RESET, reserved_mask: PmselrLayout::RESERVED_MASK, ignored_mask: PmselrLayout::IGNORED_MASK, writable_mask: PmselrLayout::WRITABLE_MASK,
+    description: "Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMSELR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 5)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmselrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits", text: "Linux's arch/arm64/tools/sysreg gives PMSELR_EL0 a single field SEL, 4:0 (PMSELR_EL0_SEL_MASK, which KVM masks a guest's writes with), the rest RES0; sysreg.h's SYS_PMSELR_EL0 is sys_reg(3, 3, 9, 12, 5). arm_pmuv3.c itself reaches each counter by its own PMEVTYPER{n}/PMEVCNTR{n} encoding, not through this selector." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMCEID0_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v3", unit: "PMU", name: Pmceid0Layout::NAME, type_name: "Pmceid0",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: Pmceid0Layout::RESET, reserved_mask: Pmceid0Layout::RESERVED_MASK, ignored_mask: Pmceid0Layout::IGNORED_MASK, writable_mask: Pmceid0Layout::WRITABLE_MASK,
+    description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMCEID0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: Pmceid0Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "How Linux uses it", text: "__armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs (events/) only the common events these bits say the core has." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMCEID1_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v3", unit: "PMU", name: Pmceid1Layout::NAME, type_name: "Pmceid1",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: Pmceid1Layout::RESET, reserved_mask: Pmceid1Layout::RESERVED_MASK, ignored_mask: Pmceid1Layout::IGNORED_MASK, writable_mask: Pmceid1Layout::WRITABLE_MASK,
+    description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMCEID1_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: Pmceid1Layout::FIELDS,
+    notes: &[],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v3", unit: "PMU", name: PmuserenrLayout::NAME, type_name: "Pmuserenr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmuserenrLayout::RESET, reserved_mask: PmuserenrLayout::RESERVED_MASK, ignored_mask: PmuserenrLayout::IGNORED_MASK, writable_mask: PmuserenrLayout::WRITABLE_MASK,
+    description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMUSERENR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmuserenrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h: ARMV8_PMU_USERENR_EN (bit 0, PMU registers accessible at EL0), SW (1, PMSWINC writable), CR (2, cycle counter readable), ER (3, event counters readable). arm_pmuv3.c's armv8pmu_enable_user_access sets ER and CR, never EN or SW, for a task whose event has rdpmc (config1:1) and with the perf_user_access sysctl set. Later versions of the architecture add bits above ER (UEN, FEAT_PMUv3p9, which newer kernels set with ER and CR); the Armv9.0 V2 and N2 predate them, and they are kept reserved here." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v3", unit: "PMU", name: PmintensetLayout::NAME, type_name: "Pmintenset",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmintensetLayout::RESET, reserved_mask: PmintensetLayout::RESERVED_MASK, ignored_mask: PmintensetLayout::IGNORED_MASK, writable_mask: PmintensetLayout::WRITABLE_MASK,
+    description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMINTENSET_EL1", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmintensetLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "How Linux uses it", text: "arm_pmuv3.c enables a counter's overflow interrupt with write_pmintenset(BIT(n)) and disables it with write_pmintenclr(BIT(n)) (armv8pmu_enable_intens, armv8pmu_disable_intens), the cycle counter at bit 31; sysreg.h's SYS_PMINTENSET_EL1 is sys_reg(3, 0, 9, 14, 1), an EL1 register (op1 0), out of reach of user space." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v3", unit: "PMU", name: PmintenclrLayout::NAME, type_name: "Pmintenclr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmintenclrLayout::RESET, reserved_mask: PmintenclrLayout::RESERVED_MASK, ignored_mask: PmintenclrLayout::IGNORED_MASK, writable_mask: PmintenclrLayout::WRITABLE_MASK,
+    description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
+    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PMINTENCLR_EL1", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), source: "linux-arm64-sysreg" },
+    ]),
+    fields: PmintenclrLayout::FIELDS,
     notes: &[],
 };
 
@@ -1385,6 +1514,13 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PMEVCNTR_INFO,
         &PMCCFILTR_INFO,
         &PMCCNTR_INFO,
+        &PMSWINC_INFO,
+        &PMSELR_INFO,
+        &PMCEID0_INFO,
+        &PMCEID1_INFO,
+        &PMUSERENR_INFO,
+        &PMINTENSET_INFO,
+        &PMINTENCLR_INFO,
     ],
     #[cfg(feature = "events")]
     events: EVENT_INFOS,

@@ -15,7 +15,12 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     name: "Arm Neoverse V3 core PMU (PMUv3)",
     documents: &[],
     identity: None,
-    code_names: &[],
+    midr: Some(crate::support::MidrIdentity {
+        implementer: 0x41,
+        part: 0xD84,
+        source: "linux-arm64-cputype",
+    }),
+    code_names: &["Neoverse V3"],
     units: &[&core::UNIT],
     global: Some(&pmu::GLOBAL),
     core_events: None,

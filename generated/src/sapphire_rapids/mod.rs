@@ -49,6 +49,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x8F, 0x8F)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Sapphire Rapids", "Sapphire Rapids-SP"],
     units: &[
         &cha::UNIT,

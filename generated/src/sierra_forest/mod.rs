@@ -45,6 +45,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0xAF, 0xAF)],
         steppings: None,
     }),
+    midr: None,
     code_names: &[
         "Sierra Forest",
         "Sierra Forest-SP",

@@ -51,6 +51,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x55, 0x55)],
         steppings: Some((0, 4)),
     }),
+    midr: None,
     code_names: &["Skylake-SP", "Skylake-X"],
     units: &[
         &cha::UNIT,

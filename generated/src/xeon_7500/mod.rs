@@ -40,6 +40,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x2E, 0x2E)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Nehalem-EX", "Beckton"],
     units: &[
         &bbox::UNIT,

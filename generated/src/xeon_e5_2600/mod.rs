@@ -45,6 +45,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x2D, 0x2D)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Sandy Bridge-EP", "Jaketown"],
     units: &[
         &cbox::UNIT,

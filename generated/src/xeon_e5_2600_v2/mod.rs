@@ -47,6 +47,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x3E, 0x3E)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Ivy Bridge-EP", "IvyTown"],
     units: &[
         &cbox::UNIT,

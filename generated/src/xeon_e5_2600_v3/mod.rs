@@ -49,6 +49,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x3F, 0x3F)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Haswell-EP", "Haswell-X"],
     units: &[
         &cbox::UNIT,

@@ -49,6 +49,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         models: &[(0x4F, 0x4F)],
         steppings: None,
     }),
+    midr: None,
     code_names: &["Broadwell-EP", "Broadwell-X"],
     units: &[
         &cbox::UNIT,

@@ -5260,6 +5260,45 @@ layout! {
     pmccntr: Pmccntr;
     rw(count, with_count, val u64, 0, 64);
 }
+layout! {
+    pmswinc: Pmswinc;
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmselr: Pmselr;
+    rw(sel, with_sel, val u8, 0, 5);
+    checked(try_with_sel, u8, 5);
+}
+layout! {
+    pmceid0: Pmceid0;
+    ro(idhi, val u32, 32, 32);
+    ro(id, val u32, 0, 32);
+}
+layout! {
+    pmceid1: Pmceid1;
+    ro(idhi, val u32, 32, 32);
+    ro(id, val u32, 0, 32);
+}
+layout! {
+    pmuserenr: Pmuserenr;
+    rw(er, with_er, val bool, 3, 1);
+    rw(cr, with_cr, val bool, 2, 1);
+    rw(sw, with_sw, val bool, 1, 1);
+    rw(en, with_en, val bool, 0, 1);
+}
+layout! {
+    pmintenset: Pmintenset;
+    rw(c, with_c, val bool, 31, 1);
+    rw(p, with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmintenclr: Pmintenclr;
+    wo(with_c, val bool, 31, 1);
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
 layouts! {
     pmcr,
     pmcntenset,
@@ -5270,6 +5309,141 @@ layouts! {
     pmevcntr,
     pmccfiltr,
     pmccntr,
+    pmswinc,
+    pmselr,
+    pmceid0,
+    pmceid1,
+    pmuserenr,
+    pmintenset,
+    pmintenclr,
+}
+}
+
+#[cfg(feature = "neoverse-n1")]
+mod neoverse_n1_core {
+use super::*;
+use pmu_regs::neoverse_n1::core::*;
+
+layout! {
+    pmcr: Pmcr;
+    ro(imp, val u8, 24, 8);
+    ro(idcode, val u8, 16, 8);
+    ro(n, val u8, 11, 5);
+    rw(lc, with_lc, val bool, 6, 1);
+    rw(dp, with_dp, val bool, 5, 1);
+    rw(x, with_x, val bool, 4, 1);
+    rw(d, with_d, val bool, 3, 1);
+    wo(with_c, val bool, 2, 1);
+    wo(with_p, val bool, 1, 1);
+    rw(e, with_e, val bool, 0, 1);
+}
+layout! {
+    pmcntenset: Pmcntenset;
+    rw(c, with_c, val bool, 31, 1);
+    rw(p, with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmcntenclr: Pmcntenclr;
+    wo(with_c, val bool, 31, 1);
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmovsclr: Pmovsclr;
+    wo(with_c, val bool, 31, 1);
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmovsset: Pmovsset;
+    rw(c, with_c, val bool, 31, 1);
+    rw(p, with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmevtyper: Pmevtyper;
+    rw(p, with_p, val bool, 31, 1);
+    rw(u, with_u, val bool, 30, 1);
+    rw(nsk, with_nsk, val bool, 29, 1);
+    rw(nsu, with_nsu, val bool, 28, 1);
+    rw(nsh, with_nsh, val bool, 27, 1);
+    rw(m, with_m, val bool, 26, 1);
+    rw(ev_sel, with_ev_sel, val u16, 0, 16);
+}
+layout! {
+    pmevcntr: Pmevcntr;
+    rw(count, with_count, val u32, 0, 32);
+}
+layout! {
+    pmccfiltr: Pmccfiltr;
+    rw(p, with_p, val bool, 31, 1);
+    rw(u, with_u, val bool, 30, 1);
+    rw(nsk, with_nsk, val bool, 29, 1);
+    rw(nsu, with_nsu, val bool, 28, 1);
+    rw(nsh, with_nsh, val bool, 27, 1);
+    rw(m, with_m, val bool, 26, 1);
+}
+layout! {
+    pmccntr: Pmccntr;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    pmswinc: Pmswinc;
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmselr: Pmselr;
+    rw(sel, with_sel, val u8, 0, 5);
+    checked(try_with_sel, u8, 5);
+}
+layout! {
+    pmceid0: Pmceid0;
+    ro(idhi, val u32, 32, 32);
+    ro(id, val u32, 0, 32);
+}
+layout! {
+    pmceid1: Pmceid1;
+    ro(idhi, val u32, 32, 32);
+    ro(id, val u32, 0, 32);
+}
+layout! {
+    pmuserenr: Pmuserenr;
+    rw(er, with_er, val bool, 3, 1);
+    rw(cr, with_cr, val bool, 2, 1);
+    rw(sw, with_sw, val bool, 1, 1);
+    rw(en, with_en, val bool, 0, 1);
+}
+layout! {
+    pmintenset: Pmintenset;
+    rw(c, with_c, val bool, 31, 1);
+    rw(p, with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layout! {
+    pmintenclr: Pmintenclr;
+    wo(with_c, val bool, 31, 1);
+    wo(with_p, val u32, 0, 31);
+    checked(try_with_p, u32, 31);
+}
+layouts! {
+    pmcr,
+    pmcntenset,
+    pmcntenclr,
+    pmovsclr,
+    pmovsset,
+    pmevtyper,
+    pmevcntr,
+    pmccfiltr,
+    pmccntr,
+    pmswinc,
+    pmselr,
+    pmceid0,
+    pmceid1,
+    pmuserenr,
+    pmintenset,
+    pmintenclr,
 }
 }
 

@@ -8,7 +8,7 @@ use pmu_regs::{
     AuxMsr, CounterPerfEvent, FieldInfo, FormatTarget, PerfDriverInfo, RegisterInfo, Role,
 };
 
-use super::error::PerfError;
+use super::error::{FormatWayOut, PerfError};
 use super::format::{parse_terms, FormatField};
 use super::sysfs::KernelPmu;
 
@@ -91,6 +91,7 @@ fn set(
             pmu: pmu.to_string(),
             field: name.to_string(),
             available: names(formats),
+            way_out: FormatWayOut::RawBackend,
         })?;
     f.place(value, words)
         .ok_or_else(|| PerfError::ValueTooWide {
@@ -185,6 +186,7 @@ pub fn from_control(
             pmu: pmu.to_string(),
             field: format!("ev_sel_ext ({})", info.name),
             available: names(formats),
+            way_out: FormatWayOut::RawBackend,
         });
     }
     if let (Some(c), true) = (counter, formats.iter().any(|f| f.name == "counter")) {
@@ -228,6 +230,7 @@ pub fn with_aux(
             pmu: event.pmu.clone(),
             field: format!("{} (the auxiliary MSR the event needs)", aux.register),
             available: names(formats),
+            way_out: FormatWayOut::RawBackend,
         });
     };
     set(
@@ -309,18 +312,16 @@ fn term(
             names(formats),
         );
         // Raw access is the way out for other spaces; a system register has none.
-        return Err(if info.space == pmu_regs::Space::SysReg {
-            PerfError::SysRegFieldNotInFormat {
-                pmu,
-                field,
-                available,
-            }
+        let way_out = if info.space == pmu_regs::Space::SysReg {
+            FormatWayOut::PerfModifiers
         } else {
-            PerfError::FieldNotInFormat {
-                pmu,
-                field,
-                available,
-            }
+            FormatWayOut::RawBackend
+        };
+        return Err(PerfError::FieldNotInFormat {
+            pmu,
+            field,
+            available,
+            way_out,
         });
     };
     let mut value = value;
@@ -338,6 +339,7 @@ fn term(
                 pmu: pmu.to_string(),
                 field: format!("ev_sel_ext ({})", info.name),
                 available: names(formats),
+                way_out: FormatWayOut::RawBackend,
             });
         }
         value |= ext << field.width();
@@ -494,6 +496,7 @@ fn every_bit_taken(
                     info.name
                 ),
                 available: names(formats),
+                way_out: FormatWayOut::RawBackend,
             });
         }
     }
@@ -544,6 +547,7 @@ pub fn from_terms(pmu: &KernelPmu, text: &str) -> Result<PerfEvent, PerfError> {
             pmu: pmu.name.clone(),
             field: format!("{} ({})", e.text, e.problem),
             available: pmu.format_names(),
+            way_out: FormatWayOut::RawBackend,
         })?;
         for (k, v) in parsed {
             set_term(pmu, &mut terms, &mut words, &k, v)?;

@@ -4,6 +4,16 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+/// What to do about a field the PMU's format lacks ([`PerfError::FieldNotInFormat`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatWayOut {
+    /// Program the register directly: `--backend raw` reaches MSR, PCI and MMIO registers.
+    RawBackend,
+    /// A filter field of an Arm system register (exception levels, security states): no raw
+    /// path reaches it, and perf sets those bits from the event's modifiers (`:u`, `:k`).
+    PerfModifiers,
+}
+
 /// An error of the perf backend.
 #[derive(Debug)]
 pub enum PerfError {
@@ -36,20 +46,12 @@ pub enum PerfError {
     FieldNotInFormat {
         /// The PMU.
         pmu: String,
-        /// Our field (`ev_sel_ext`), or the term given.
+        /// Our field and its register (`ev_sel_ext (PCU_MSR_PMON_CTL{n})`), or the term given.
         field: String,
         /// The format fields the PMU has.
         available: String,
-    },
-    /// A filter field of an Arm system register (exception levels, security states) has no
-    /// place in the PMU's format: perf sets those from the event's modifiers instead.
-    SysRegFieldNotInFormat {
-        /// The PMU.
-        pmu: String,
-        /// Our field and its register (`u (PMEVTYPER{n}_EL0)`).
-        field: String,
-        /// The format fields the PMU has.
-        available: String,
+        /// What to do instead.
+        way_out: FormatWayOut,
     },
     /// A value does not fit the PMU's format field.
     ValueTooWide {
@@ -182,14 +184,19 @@ impl fmt::Display for PerfError {
                 "{} says `{text}`, which is not what the kernel writes there ({problem}); is --root pointing at a sysfs tree?",
                 path.display()
             ),
-            PerfError::FieldNotInFormat { pmu, field, available } => write!(
-                f,
-                "{pmu} has no format field for {field}, so perf cannot program it; its fields are: {available}. Leave {field} out, or use --backend raw"
-            ),
-            PerfError::SysRegFieldNotInFormat { pmu, field, available } => write!(
-                f,
-                "{pmu} has no format field for {field}, so perf cannot program it; its fields are: {available}. The register is an Arm system register, which only perf reaches: leave {field} out, and choose what is counted with perf's modifiers instead (`:u` user only, `:k` kernel only)"
-            ),
+            PerfError::FieldNotInFormat { pmu, field, available, way_out } => {
+                write!(
+                    f,
+                    "{pmu} has no format field for {field}, so perf cannot program it; its fields are: {available}. "
+                )?;
+                match way_out {
+                    FormatWayOut::RawBackend => write!(f, "Leave {field} out, or use --backend raw"),
+                    FormatWayOut::PerfModifiers => write!(
+                        f,
+                        "The register is an Arm system register, which only perf reaches: leave {field} out, and choose what is counted with perf's modifiers instead (`:u` user only, `:k` kernel only)"
+                    ),
+                }
+            }
             PerfError::ValueTooWide { pmu, field, value, format } => write!(
                 f,
                 "{value:#x} does not fit {pmu}'s {field} ({format}); use a smaller value"

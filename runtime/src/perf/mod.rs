@@ -54,7 +54,7 @@ pub mod sysfs;
 pub mod task;
 
 pub use encode::PerfEvent;
-pub use error::PerfError;
+pub use error::{FormatWayOut, PerfError};
 pub use layer::PerfLayer;
 pub use names::{PerfNames, PmuName, SpecNames};
 pub use syntax::EventSpec;

@@ -29,7 +29,8 @@ pub fn describe(root: Option<&Path>, json_out: bool) -> Result<String, String> {
     let discovery = uncore.and_then(|p| discovery_tables(root, p));
     let access = CountingAccess::of(root);
     if json_out {
-        return Ok(describe_json(&cpu, discovery.as_deref(), &access));
+        let arm = cpu.midr.map(|_| crate::detect::arm_counting(root, uncore));
+        return Ok(describe_json(&cpu, discovery.as_deref(), &access, arm));
     }
     let mut out = format!("processor: {}\n{}\n", cpu.describe(), verdict(&cpu));
     if let Some(p) = uncore {
@@ -38,20 +39,37 @@ pub fn describe(root: Option<&Path>, json_out: bool) -> Result<String, String> {
     if let Some(tables) = &discovery {
         out.push_str(&discovery_lines(root, tables));
     }
-    out.push_str(&access.text());
+    if cpu.midr.is_some() {
+        out.push_str(&crate::detect::arm_counting(root, uncore));
+    } else {
+        out.push_str(&access.text());
+    }
     Ok(out)
 }
 
-/// [`describe`]'s JSON: one object, a line.
-fn describe_json(cpu: &Cpu, discovery: Option<&[TableReport]>, access: &CountingAccess) -> String {
+/// [`describe`]'s JSON: one object, a line. `arm` is the counting text of an Arm core, which
+/// only perf counts.
+fn describe_json(
+    cpu: &Cpu,
+    discovery: Option<&[TableReport]>,
+    access: &CountingAccess,
+    arm: Option<String>,
+) -> String {
     let tables: Vec<_> = discovery
         .iter()
         .flat_map(|t| t.iter())
         .map(|t| json!({"device": t.device, "read": t.read, "matching": t.counts[0], "missing": t.counts[1], "unknown": t.counts[2], "disagreeing": t.counts[3], "ignored": t.counts[4], "counted_by_part": t.counts[5], "error": t.error}))
         .collect();
+    let counting = match arm {
+        Some(text) => json!({"perf_only": true, "text": text.trim_end()}),
+        None => {
+            json!({"msr": access.msr, "core_pmu": access.core_pmu, "uncore_pmus": access.uncore_pmus, "missing": access.missing(), "instead": access.instead()})
+        }
+    };
+    let midr = cpu.midr.map(|m| json!({"value": format!("{:#010x}", m.0), "implementer": m.implementer(), "part": m.part(), "variant": m.variant(), "revision": m.revision()}));
     format!(
         "{}\n",
-        json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": cpu.specs(), "discovery_tables": discovery.map(|_| tables), "counting": {"msr": access.msr, "core_pmu": access.core_pmu, "uncore_pmus": access.uncore_pmus, "missing": access.missing(), "instead": access.instead()}})
+        json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "midr": midr, "specs": cpu.specs(), "discovery_tables": discovery.map(|_| tables), "counting": counting})
     )
 }
 
@@ -60,11 +78,18 @@ fn describe_json(cpu: &Cpu, discovery: Option<&[TableReport]>, access: &Counting
 pub fn verdict(cpu: &Cpu) -> String {
     let specs = cpu.specs();
     if !cpu.known_vendor() {
+        let vendors = described_vendors();
+        let listed = match vendors.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => "no".to_string(),
+        };
         format!(
-            "no spec matches: pmu describes {} processors' performance-monitoring registers; \
-             `--sim` runs the commands on a simulated PMU",
-            described_vendors().join(" and ")
+            "no spec matches: pmu describes {listed} processors' performance-monitoring \
+             registers; `--sim` runs the commands on a simulated PMU"
         )
+    } else if let (Some(midr), true) = (cpu.midr, specs.is_empty()) {
+        midr.unknown_core()
     } else if specs.is_empty() {
         format!(
             "no spec matches this {} processor yet; `--sim` runs the commands on a simulated PMU",

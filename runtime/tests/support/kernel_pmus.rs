@@ -553,9 +553,8 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             one(&mut v, "amd_df", AMD_DF_V2);
             v.extend(idx("amd_umc", 12, AMD_UMC));
         }
-        "neoverse-v2" | "neoverse-n2" | "neoverse-v3" | "neoverse-n3" => {
-            one(&mut v, "armv8_pmuv3_0", ARMV8_PMUV3)
-        }
+        "neoverse-v2" | "neoverse-n2" | "neoverse-v3" | "neoverse-n3" | "neoverse-n1"
+        | "neoverse-v1" => one(&mut v, "armv8_pmuv3_0", ARMV8_PMUV3),
         _ => one(&mut v, "cpu", CPU),
     }
     v

@@ -25,6 +25,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     global: Some(&pmu::GLOBAL),
     core_events: None,
     topdown_metrics: 0u8,
+    fixed_counters: 0u8,
     discovery_domains: &[],
     discovery_types: (&[], ""),
 };

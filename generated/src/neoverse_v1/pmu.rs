@@ -235,6 +235,7 @@ pub static CORE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    stack_bus: None,
     discovery_ignored: None,
     discovery_count: None,
     discovery_broken: None,

@@ -80,10 +80,11 @@ fn aux_ident(a: &AuxMsr) -> String {
 }
 
 /// An event's doc line: its name as the vendor writes it (what rustdoc lists, and the text
-/// that finds its row), and whether it is experimental.
+/// that finds its row), and whether it is experimental (the `impl` it is in says what that
+/// means).
 pub fn event_doc(e: &Event, out: &mut String) {
     let experimental = if e.experimental {
-        " (experimental: from the vendor's experimental list, built with `experimental-events`)"
+        " (experimental)"
     } else {
         ""
     };
@@ -94,10 +95,7 @@ pub fn event_doc(e: &Event, out: &mut String) {
 /// of the experimental ones in an `impl Event` of their own behind `experimental-events`, and
 /// `after` (more items of the first `impl Event`).
 pub fn event_consts(events: &[Event], after: &str, out: &mut String) {
-    out.push_str(
-        "impl Event {
-",
-    );
+    out.push_str("impl Event {\n");
     let mut experimental = String::new();
     for (row, e) in events.iter().enumerate() {
         let to = if e.experimental {
@@ -109,18 +107,11 @@ pub fn event_consts(events: &[Event], after: &str, out: &mut String) {
         let _ = writeln!(to, "    pub const {}: Event = Event::row({row});", e.ident);
     }
     out.push_str(after);
-    out.push_str(
-        "}
-",
-    );
+    out.push_str("}\n");
     if !experimental.is_empty() {
         let _ = writeln!(
             out,
-            "
-/// The experimental events (the `experimental-events` feature).
-{EXPERIMENTAL}
-impl Event {{
-{experimental}}}"
+            "\n/// The experimental events: from the vendor's experimental lists, whose counts it has\n/// not validated; built with the `experimental-events` feature.\n{EXPERIMENTAL}\nimpl Event {{\n{experimental}}}"
         );
     }
 }
@@ -137,8 +128,7 @@ pub fn rows_and_table(events: &[Event], out: &mut String) {
     for a in aux {
         let _ = writeln!(
             out,
-            "/// `{}`, as the rows that need it name it (each with its value).
-const {}: AuxMsr = AuxMsr {{ register: {}, address: {:#x}, value: 0 }};",
+            "/// `{}`, as the rows that need it name it (each with its value).\nconst {}: AuxMsr = AuxMsr {{ register: {}, address: {:#x}, value: 0 }};",
             a.register,
             aux_ident(a),
             lit(&a.register),
@@ -149,54 +139,26 @@ const {}: AuxMsr = AuxMsr {{ register: {}, address: {:#x}, value: 0 }};",
         events
             .iter()
             .filter(|e| e.experimental == experimental)
-            .map(|e| {
-                format!(
-                    "    {},
-",
-                    event_row(e)
-                )
-            })
+            .map(|e| format!("    {},\n", event_row(e)))
             .collect()
     };
     let _ = write!(
         out,
-        "/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-{}];
-",
+        "/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n\n/// of counters: counter n may count it) and what else each sets.\nconst EVENT_ROWS: &[EventRow] = &[\n{}];\n",
         rows(false)
     );
     if events.iter().any(|e| e.experimental) {
         let _ = write!(
             out,
-            "/// The experimental events, numbered after `EVENT_ROWS`.
-{EXPERIMENTAL}
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-{}];
-#[cfg(not(feature = \"experimental-events\"))]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-",
+            "/// The experimental events, numbered after `EVENT_ROWS`.\n{EXPERIMENTAL}\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[\n{}];\n#[cfg(not(feature = \"experimental-events\"))]\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[];\n",
             rows(true)
         );
     } else {
-        out.push_str(
-            "/// No experimental events.
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-",
-        );
+        out.push_str("/// No experimental events.\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[];\n");
     }
     let _ = writeln!(
         out,
-        "/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of each row.
-{METADATA}
-const EVENT_INFO_ROWS: [EventInfo; ROW_COUNT] = event_infos(EVENT_ROWS, EXPERIMENTAL_ROWS);
-/// The facts of `Event::ALL`, row for row.
-{METADATA}
-const EVENT_INFOS: &[&EventInfo] = &event_info_refs(&EVENT_INFO_ROWS);"
+        "/// The rows built.\nconst ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();\n\n/// The facts of each row.\n{METADATA}\nconst EVENT_INFO_ROWS: [EventInfo; ROW_COUNT] = event_infos(EVENT_ROWS, EXPERIMENTAL_ROWS);\n/// The facts of `Event::ALL`, row for row.\n{METADATA}\nconst EVENT_INFOS: &[&EventInfo] = &event_info_refs(&EVENT_INFO_ROWS);"
     );
 }
 

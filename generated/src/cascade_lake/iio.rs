@@ -389,434 +389,293 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_IIO_COMP_BUF_INSERTS.PORT0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.PORT0` (experimental).
     pub const COMP_BUF_INSERTS_PORT0: Event = Event::row(75);
-    /// `UNC_IIO_COMP_BUF_INSERTS.PORT1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.PORT1` (experimental).
     pub const COMP_BUF_INSERTS_PORT1: Event = Event::row(76);
-    /// `UNC_IIO_COMP_BUF_INSERTS.PORT2` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.PORT2` (experimental).
     pub const COMP_BUF_INSERTS_PORT2: Event = Event::row(77);
-    /// `UNC_IIO_COMP_BUF_INSERTS.PORT3` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.PORT3` (experimental).
     pub const COMP_BUF_INSERTS_PORT3: Event = Event::row(78);
-    /// `UNC_IIO_LINK_NUM_CORR_ERR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_LINK_NUM_CORR_ERR` (experimental).
     pub const LINK_NUM_CORR_ERR: Event = Event::row(79);
-    /// `UNC_IIO_LINK_NUM_RETRIES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_LINK_NUM_RETRIES` (experimental).
     pub const LINK_NUM_RETRIES: Event = Event::row(80);
-    /// `UNC_IIO_MASK_MATCH` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH` (experimental).
     pub const MASK_MATCH: Event = Event::row(81);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0` (experimental).
     pub const MASK_MATCH_AND_BUS0: Event = Event::row(82);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.BUS1` (experimental).
     pub const MASK_MATCH_AND_BUS1: Event = Event::row(83);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1` (experimental).
     pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event::row(84);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1` (experimental).
     pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event::row(85);
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1` (experimental).
     pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event::row(86);
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1` (experimental).
     pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event::row(87);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0` (experimental).
     pub const MASK_MATCH_OR_BUS0: Event = Event::row(88);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.BUS1` (experimental).
     pub const MASK_MATCH_OR_BUS1: Event = Event::row(89);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1` (experimental).
     pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event::row(90);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1` (experimental).
     pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event::row(91);
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1` (experimental).
     pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event::row(92);
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1` (experimental).
     pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event::row(93);
-    /// `UNC_IIO_NOTHING` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_NOTHING` (experimental).
     pub const NOTHING: Event = Event::row(94);
-    /// `UNC_IIO_SYMBOL_TIMES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_SYMBOL_TIMES` (experimental).
     pub const SYMBOL_TIMES: Event = Event::row(95);
-    /// `UNC_IIO_VTD_ACCESS.L4_PAGE_HIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_VTD_ACCESS.L4_PAGE_HIT` (experimental).
     pub const VTD_ACCESS_L4_PAGE_HIT: Event = Event::row(96);
-    /// `UNC_IIO_VTD_ACCESS.CTXT_MISS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_VTD_ACCESS.CTXT_MISS` (experimental).
     pub const VTD_ACCESS_CTXT_MISS: Event = Event::row(97);
-    /// `UNC_IIO_VTD_ACCESS.L1_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_VTD_ACCESS.L1_MISS` (experimental).
     pub const VTD_ACCESS_L1_MISS: Event = Event::row(98);
-    /// `UNC_IIO_VTD_ACCESS.L2_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_VTD_ACCESS.L2_MISS` (experimental).
     pub const VTD_ACCESS_L2_MISS: Event = Event::row(99);
-    /// `UNC_IIO_VTD_ACCESS.L3_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_VTD_ACCESS.L3_MISS` (experimental).
     pub const VTD_ACCESS_L3_MISS: Event = Event::row(100);
-    /// `UNC_IIO_VTD_ACCESS.TLB_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_VTD_ACCESS.TLB_MISS` (experimental).
     pub const VTD_ACCESS_TLB_MISS: Event = Event::row(101);
-    /// `UNC_IIO_VTD_ACCESS.TLB_FULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_VTD_ACCESS.TLB_FULL` (experimental).
     pub const VTD_ACCESS_TLB_FULL: Event = Event::row(102);
-    /// `UNC_IIO_VTD_ACCESS.TLB1_MISS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_VTD_ACCESS.TLB1_MISS` (experimental).
     pub const VTD_ACCESS_TLB1_MISS: Event = Event::row(103);
-    /// `UNC_IIO_VTD_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_VTD_OCCUPANCY` (experimental).
     pub const VTD_OCCUPANCY: Event = Event::row(104);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event::row(105);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event::row(106);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event::row(107);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event::row(108);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0` (experimental).
     pub const DATA_REQ_BY_CPU_IO_WRITE_PART0: Event = Event::row(109);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1` (experimental).
     pub const DATA_REQ_BY_CPU_IO_WRITE_PART1: Event = Event::row(110);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2` (experimental).
     pub const DATA_REQ_BY_CPU_IO_WRITE_PART2: Event = Event::row(111);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3` (experimental).
     pub const DATA_REQ_BY_CPU_IO_WRITE_PART3: Event = Event::row(112);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_READ_PART0: Event = Event::row(113);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_READ_PART1: Event = Event::row(114);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_READ_PART2: Event = Event::row(115);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_READ_PART3: Event = Event::row(116);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0` (experimental).
     pub const DATA_REQ_BY_CPU_IO_READ_PART0: Event = Event::row(117);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1` (experimental).
     pub const DATA_REQ_BY_CPU_IO_READ_PART1: Event = Event::row(118);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2` (experimental).
     pub const DATA_REQ_BY_CPU_IO_READ_PART2: Event = Event::row(119);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3` (experimental).
     pub const DATA_REQ_BY_CPU_IO_READ_PART3: Event = Event::row(120);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD0` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_READ_VTD0: Event = Event::row(121);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD1` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_READ_VTD1: Event = Event::row(122);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD0` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_WRITE_VTD0: Event = Event::row(123);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD1` (experimental).
     pub const DATA_REQ_BY_CPU_CFG_WRITE_VTD1: Event = Event::row(124);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD0` (experimental).
     pub const DATA_REQ_BY_CPU_IO_READ_VTD0: Event = Event::row(125);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD1` (experimental).
     pub const DATA_REQ_BY_CPU_IO_READ_VTD1: Event = Event::row(126);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD0` (experimental).
     pub const DATA_REQ_BY_CPU_IO_WRITE_VTD0: Event = Event::row(127);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD1` (experimental).
     pub const DATA_REQ_BY_CPU_IO_WRITE_VTD1: Event = Event::row(128);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD0` (experimental).
     pub const DATA_REQ_BY_CPU_MEM_READ_VTD0: Event = Event::row(129);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD1` (experimental).
     pub const DATA_REQ_BY_CPU_MEM_READ_VTD1: Event = Event::row(130);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD0` (experimental).
     pub const DATA_REQ_BY_CPU_MEM_WRITE_VTD0: Event = Event::row(131);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD1` (experimental).
     pub const DATA_REQ_BY_CPU_MEM_WRITE_VTD1: Event = Event::row(132);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD0` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_VTD0: Event = Event::row(133);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD1` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_VTD1: Event = Event::row(134);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD0` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_VTD0: Event = Event::row(135);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD1` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_VTD1: Event = Event::row(136);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMIC_PART0: Event = Event::row(137);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMIC_PART1: Event = Event::row(138);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMIC_PART2: Event = Event::row(139);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMIC_PART3: Event = Event::row(140);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART0` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMICCMP_PART0: Event = Event::row(141);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART1` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMICCMP_PART1: Event = Event::row(142);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART2` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMICCMP_PART2: Event = Event::row(143);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART3` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMICCMP_PART3: Event = Event::row(144);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0` (experimental).
     pub const DATA_REQ_OF_CPU_MSG_PART0: Event = Event::row(145);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1` (experimental).
     pub const DATA_REQ_OF_CPU_MSG_PART1: Event = Event::row(146);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2` (experimental).
     pub const DATA_REQ_OF_CPU_MSG_PART2: Event = Event::row(147);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3` (experimental).
     pub const DATA_REQ_OF_CPU_MSG_PART3: Event = Event::row(148);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD0` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMIC_VTD0: Event = Event::row(149);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD1` (experimental).
     pub const DATA_REQ_OF_CPU_ATOMIC_VTD1: Event = Event::row(150);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD0` (experimental).
     pub const DATA_REQ_OF_CPU_MEM_READ_VTD0: Event = Event::row(151);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD1` (experimental).
     pub const DATA_REQ_OF_CPU_MEM_READ_VTD1: Event = Event::row(152);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD0` (experimental).
     pub const DATA_REQ_OF_CPU_MEM_WRITE_VTD0: Event = Event::row(153);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD1` (experimental).
     pub const DATA_REQ_OF_CPU_MEM_WRITE_VTD1: Event = Event::row(154);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD0` (experimental).
     pub const DATA_REQ_OF_CPU_MSG_VTD0: Event = Event::row(155);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD1` (experimental).
     pub const DATA_REQ_OF_CPU_MSG_VTD1: Event = Event::row(156);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD0` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_READ_VTD0: Event = Event::row(157);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD1` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_READ_VTD1: Event = Event::row(158);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD0` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_VTD0: Event = Event::row(159);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD1` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_VTD1: Event = Event::row(160);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event::row(161);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event::row(162);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event::row(163);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event::row(164);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0` (experimental).
     pub const TXN_REQ_BY_CPU_IO_WRITE_PART0: Event = Event::row(165);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1` (experimental).
     pub const TXN_REQ_BY_CPU_IO_WRITE_PART1: Event = Event::row(166);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2` (experimental).
     pub const TXN_REQ_BY_CPU_IO_WRITE_PART2: Event = Event::row(167);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3` (experimental).
     pub const TXN_REQ_BY_CPU_IO_WRITE_PART3: Event = Event::row(168);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_READ_PART0: Event = Event::row(169);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_READ_PART1: Event = Event::row(170);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_READ_PART2: Event = Event::row(171);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_READ_PART3: Event = Event::row(172);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0` (experimental).
     pub const TXN_REQ_BY_CPU_IO_READ_PART0: Event = Event::row(173);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1` (experimental).
     pub const TXN_REQ_BY_CPU_IO_READ_PART1: Event = Event::row(174);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2` (experimental).
     pub const TXN_REQ_BY_CPU_IO_READ_PART2: Event = Event::row(175);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3` (experimental).
     pub const TXN_REQ_BY_CPU_IO_READ_PART3: Event = Event::row(176);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD0` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_READ_VTD0: Event = Event::row(177);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD1` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_READ_VTD1: Event = Event::row(178);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD0` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_WRITE_VTD0: Event = Event::row(179);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD0` (experimental).
     pub const TXN_REQ_BY_CPU_IO_READ_VTD0: Event = Event::row(180);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD1` (experimental).
     pub const TXN_REQ_BY_CPU_IO_READ_VTD1: Event = Event::row(181);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD0` (experimental).
     pub const TXN_REQ_BY_CPU_IO_WRITE_VTD0: Event = Event::row(182);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD1` (experimental).
     pub const TXN_REQ_BY_CPU_IO_WRITE_VTD1: Event = Event::row(183);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD0` (experimental).
     pub const TXN_REQ_BY_CPU_MEM_READ_VTD0: Event = Event::row(184);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD1` (experimental).
     pub const TXN_REQ_BY_CPU_MEM_READ_VTD1: Event = Event::row(185);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD0` (experimental).
     pub const TXN_REQ_BY_CPU_MEM_WRITE_VTD0: Event = Event::row(186);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD1` (experimental).
     pub const TXN_REQ_BY_CPU_MEM_WRITE_VTD1: Event = Event::row(187);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD0` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_READ_VTD0: Event = Event::row(188);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD1` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_READ_VTD1: Event = Event::row(189);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD0` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_VTD0: Event = Event::row(190);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD1` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_VTD1: Event = Event::row(191);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD1` (experimental).
     pub const TXN_REQ_BY_CPU_CFG_WRITE_VTD1: Event = Event::row(192);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD0` (experimental).
     pub const TXN_REQ_OF_CPU_MEM_WRITE_VTD0: Event = Event::row(193);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD1` (experimental).
     pub const TXN_REQ_OF_CPU_MEM_WRITE_VTD1: Event = Event::row(194);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD0` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_VTD0: Event = Event::row(195);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD1` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_VTD1: Event = Event::row(196);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD0` (experimental).
     pub const TXN_REQ_OF_CPU_MEM_READ_VTD0: Event = Event::row(197);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD1` (experimental).
     pub const TXN_REQ_OF_CPU_MEM_READ_VTD1: Event = Event::row(198);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD0` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_READ_VTD0: Event = Event::row(199);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD1` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_READ_VTD1: Event = Event::row(200);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMIC_PART0: Event = Event::row(201);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMIC_PART1: Event = Event::row(202);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMIC_PART2: Event = Event::row(203);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMIC_PART3: Event = Event::row(204);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD0` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMIC_VTD0: Event = Event::row(205);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD1` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMIC_VTD1: Event = Event::row(206);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART0` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMICCMP_PART0: Event = Event::row(207);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART1` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMICCMP_PART1: Event = Event::row(208);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART2` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMICCMP_PART2: Event = Event::row(209);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART3` (experimental).
     pub const TXN_REQ_OF_CPU_ATOMICCMP_PART3: Event = Event::row(210);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0` (experimental).
     pub const TXN_REQ_OF_CPU_MSG_PART0: Event = Event::row(211);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1` (experimental).
     pub const TXN_REQ_OF_CPU_MSG_PART1: Event = Event::row(212);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2` (experimental).
     pub const TXN_REQ_OF_CPU_MSG_PART2: Event = Event::row(213);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3` (experimental).
     pub const TXN_REQ_OF_CPU_MSG_PART3: Event = Event::row(214);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD0` (experimental).
     pub const TXN_REQ_OF_CPU_MSG_VTD0: Event = Event::row(215);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD1` (experimental).
     pub const TXN_REQ_OF_CPU_MSG_VTD1: Event = Event::row(216);
 }
 

@@ -189,1865 +189,1247 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VNA` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VNA` (experimental).
     pub const UPI_PEER_AD_CREDITS_EMPTY_VNA: Event = Event::row(1);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_REQ` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_REQ` (experimental).
     pub const UPI_PEER_AD_CREDITS_EMPTY_VN0_REQ: Event = Event::row(2);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_SNP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_SNP` (experimental).
     pub const UPI_PEER_AD_CREDITS_EMPTY_VN0_SNP: Event = Event::row(3);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_RSP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN0_RSP` (experimental).
     pub const UPI_PEER_AD_CREDITS_EMPTY_VN0_RSP: Event = Event::row(4);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_REQ` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_REQ` (experimental).
     pub const UPI_PEER_AD_CREDITS_EMPTY_VN1_REQ: Event = Event::row(5);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_SNP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_SNP` (experimental).
     pub const UPI_PEER_AD_CREDITS_EMPTY_VN1_SNP: Event = Event::row(6);
-    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_RSP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_AD_CREDITS_EMPTY.VN1_RSP` (experimental).
     pub const UPI_PEER_AD_CREDITS_EMPTY_VN1_RSP: Event = Event::row(7);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_RSP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_RSP` (experimental).
     pub const UPI_PEER_BL_CREDITS_EMPTY_VN1_RSP: Event = Event::row(8);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_NCS_NCB` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_NCS_NCB` (experimental).
     pub const UPI_PEER_BL_CREDITS_EMPTY_VN1_NCS_NCB: Event = Event::row(9);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_WB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN1_WB` (experimental).
     pub const UPI_PEER_BL_CREDITS_EMPTY_VN1_WB: Event = Event::row(10);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN0_PEER_UPI0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN0_PEER_UPI0` (experimental).
     pub const TXC_AD_SNPF_GRP1_VN1_VN0_PEER_UPI0: Event = Event::row(11);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN0_PEER_UPI1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN0_PEER_UPI1` (experimental).
     pub const TXC_AD_SNPF_GRP1_VN1_VN0_PEER_UPI1: Event = Event::row(12);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN1_PEER_UPI0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN1_PEER_UPI0` (experimental).
     pub const TXC_AD_SNPF_GRP1_VN1_VN1_PEER_UPI0: Event = Event::row(13);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN1_PEER_UPI1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN1_PEER_UPI1` (experimental).
     pub const TXC_AD_SNPF_GRP1_VN1_VN1_PEER_UPI1: Event = Event::row(14);
-    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.VNA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.VNA` (experimental).
     pub const CHA_AD_CREDITS_EMPTY_VNA: Event = Event::row(15);
-    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.WB` (experimental).
     pub const CHA_AD_CREDITS_EMPTY_WB: Event = Event::row(16);
-    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.REQ` (experimental).
     pub const CHA_AD_CREDITS_EMPTY_REQ: Event = Event::row(17);
-    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_CHA_AD_CREDITS_EMPTY.SNP` (experimental).
     pub const CHA_AD_CREDITS_EMPTY_SNP: Event = Event::row(18);
-    /// `UNC_M3UPI_CLOCKTICKS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_CLOCKTICKS` (experimental).
     pub const CLOCKTICKS: Event = Event::row(19);
-    /// `UNC_M3UPI_D2U_SENT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_D2U_SENT` (experimental).
     pub const D2U_SENT: Event = Event::row(20);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO0_IIO1_NCB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO0_IIO1_NCB` (experimental).
     pub const M2_BL_CREDITS_EMPTY_IIO0_IIO1_NCB: Event = Event::row(21);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO2_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO2_NCB` (experimental).
     pub const M2_BL_CREDITS_EMPTY_IIO2_NCB: Event = Event::row(22);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO3_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO3_NCB` (experimental).
     pub const M2_BL_CREDITS_EMPTY_IIO3_NCB: Event = Event::row(23);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO4_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO4_NCB` (experimental).
     pub const M2_BL_CREDITS_EMPTY_IIO4_NCB: Event = Event::row(24);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO5_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.IIO5_NCB` (experimental).
     pub const M2_BL_CREDITS_EMPTY_IIO5_NCB: Event = Event::row(25);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS` (experimental).
     pub const M2_BL_CREDITS_EMPTY_NCS: Event = Event::row(26);
-    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS_SEL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_M2_BL_CREDITS_EMPTY.NCS_SEL` (experimental).
     pub const M2_BL_CREDITS_EMPTY_NCS_SEL: Event = Event::row(27);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT0` (experimental).
     pub const MULTI_SLOT_RCVD_AD_SLOT0: Event = Event::row(28);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT1` (experimental).
     pub const MULTI_SLOT_RCVD_AD_SLOT1: Event = Event::row(29);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AD_SLOT2` (experimental).
     pub const MULTI_SLOT_RCVD_AD_SLOT2: Event = Event::row(30);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.BL_SLOT0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_MULTI_SLOT_RCVD.BL_SLOT0` (experimental).
     pub const MULTI_SLOT_RCVD_BL_SLOT0: Event = Event::row(31);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT0` (experimental).
     pub const MULTI_SLOT_RCVD_AK_SLOT0: Event = Event::row(32);
-    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_MULTI_SLOT_RCVD.AK_SLOT2` (experimental).
     pub const MULTI_SLOT_RCVD_AK_SLOT2: Event = Event::row(33);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_REQ` (experimental).
     pub const TXC_AD_ARB_FAIL_VN0_REQ: Event = Event::row(34);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_SNP` (experimental).
     pub const TXC_AD_ARB_FAIL_VN0_SNP: Event = Event::row(35);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_RSP` (experimental).
     pub const TXC_AD_ARB_FAIL_VN0_RSP: Event = Event::row(36);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN0_WB` (experimental).
     pub const TXC_AD_ARB_FAIL_VN0_WB: Event = Event::row(37);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_REQ` (experimental).
     pub const TXC_AD_ARB_FAIL_VN1_REQ: Event = Event::row(38);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_SNP` (experimental).
     pub const TXC_AD_ARB_FAIL_VN1_SNP: Event = Event::row(39);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_RSP` (experimental).
     pub const TXC_AD_ARB_FAIL_VN1_RSP: Event = Event::row(40);
-    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_ARB_FAIL.VN1_WB` (experimental).
     pub const TXC_AD_ARB_FAIL_VN1_WB: Event = Event::row(41);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT0` (experimental).
     pub const TXC_AD_FLQ_BYPASS_AD_SLOT0: Event = Event::row(42);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT1` (experimental).
     pub const TXC_AD_FLQ_BYPASS_AD_SLOT1: Event = Event::row(43);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.AD_SLOT2` (experimental).
     pub const TXC_AD_FLQ_BYPASS_AD_SLOT2: Event = Event::row(44);
-    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.BL_EARLY_RSP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_BYPASS.BL_EARLY_RSP` (experimental).
     pub const TXC_AD_FLQ_BYPASS_BL_EARLY_RSP: Event = Event::row(45);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_REQ` (experimental).
     pub const TXC_AD_FLQ_CYCLES_NE_VN0_REQ: Event = Event::row(46);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_SNP` (experimental).
     pub const TXC_AD_FLQ_CYCLES_NE_VN0_SNP: Event = Event::row(47);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_RSP` (experimental).
     pub const TXC_AD_FLQ_CYCLES_NE_VN0_RSP: Event = Event::row(48);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN0_WB` (experimental).
     pub const TXC_AD_FLQ_CYCLES_NE_VN0_WB: Event = Event::row(49);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_REQ` (experimental).
     pub const TXC_AD_FLQ_CYCLES_NE_VN1_REQ: Event = Event::row(50);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_SNP` (experimental).
     pub const TXC_AD_FLQ_CYCLES_NE_VN1_SNP: Event = Event::row(51);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_RSP` (experimental).
     pub const TXC_AD_FLQ_CYCLES_NE_VN1_RSP: Event = Event::row(52);
-    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_CYCLES_NE.VN1_WB` (experimental).
     pub const TXC_AD_FLQ_CYCLES_NE_VN1_WB: Event = Event::row(53);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_REQ` (experimental).
     pub const TXC_AD_FLQ_INSERTS_VN0_REQ: Event = Event::row(54);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_SNP` (experimental).
     pub const TXC_AD_FLQ_INSERTS_VN0_SNP: Event = Event::row(55);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_RSP` (experimental).
     pub const TXC_AD_FLQ_INSERTS_VN0_RSP: Event = Event::row(56);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN0_WB` (experimental).
     pub const TXC_AD_FLQ_INSERTS_VN0_WB: Event = Event::row(57);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_REQ` (experimental).
     pub const TXC_AD_FLQ_INSERTS_VN1_REQ: Event = Event::row(58);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_SNP` (experimental).
     pub const TXC_AD_FLQ_INSERTS_VN1_SNP: Event = Event::row(59);
-    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_INSERTS.VN1_RSP` (experimental).
     pub const TXC_AD_FLQ_INSERTS_VN1_RSP: Event = Event::row(60);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_REQ` (experimental).
     pub const TXC_AD_FLQ_OCCUPANCY_VN0_REQ: Event = Event::row(61);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_SNP` (experimental).
     pub const TXC_AD_FLQ_OCCUPANCY_VN0_SNP: Event = Event::row(62);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_RSP` (experimental).
     pub const TXC_AD_FLQ_OCCUPANCY_VN0_RSP: Event = Event::row(63);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN0_WB` (experimental).
     pub const TXC_AD_FLQ_OCCUPANCY_VN0_WB: Event = Event::row(64);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_REQ` (experimental).
     pub const TXC_AD_FLQ_OCCUPANCY_VN1_REQ: Event = Event::row(65);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_SNP` (experimental).
     pub const TXC_AD_FLQ_OCCUPANCY_VN1_SNP: Event = Event::row(66);
-    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_FLQ_OCCUPANCY.VN1_RSP` (experimental).
     pub const TXC_AD_FLQ_OCCUPANCY_VN1_RSP: Event = Event::row(67);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN0_REQ` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN0_REQ` (experimental).
     pub const TXC_AD_SPEC_ARB_CRD_AVAIL_VN0_REQ: Event = Event::row(68);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN0_SNP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN0_SNP` (experimental).
     pub const TXC_AD_SPEC_ARB_CRD_AVAIL_VN0_SNP: Event = Event::row(69);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN0_WB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN0_WB` (experimental).
     pub const TXC_AD_SPEC_ARB_CRD_AVAIL_VN0_WB: Event = Event::row(70);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN1_REQ` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN1_REQ` (experimental).
     pub const TXC_AD_SPEC_ARB_CRD_AVAIL_VN1_REQ: Event = Event::row(71);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN1_SNP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN1_SNP` (experimental).
     pub const TXC_AD_SPEC_ARB_CRD_AVAIL_VN1_SNP: Event = Event::row(72);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN1_WB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_CRD_AVAIL.VN1_WB` (experimental).
     pub const TXC_AD_SPEC_ARB_CRD_AVAIL_VN1_WB: Event = Event::row(73);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN0_REQ` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN0_REQ` (experimental).
     pub const TXC_AD_SPEC_ARB_NEW_MSG_VN0_REQ: Event = Event::row(74);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN0_SNP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN0_SNP` (experimental).
     pub const TXC_AD_SPEC_ARB_NEW_MSG_VN0_SNP: Event = Event::row(75);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN0_WB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN0_WB` (experimental).
     pub const TXC_AD_SPEC_ARB_NEW_MSG_VN0_WB: Event = Event::row(76);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN1_REQ` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN1_REQ` (experimental).
     pub const TXC_AD_SPEC_ARB_NEW_MSG_VN1_REQ: Event = Event::row(77);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN1_SNP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN1_SNP` (experimental).
     pub const TXC_AD_SPEC_ARB_NEW_MSG_VN1_SNP: Event = Event::row(78);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN1_WB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NEW_MSG.VN1_WB` (experimental).
     pub const TXC_AD_SPEC_ARB_NEW_MSG_VN1_WB: Event = Event::row(79);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN0_REQ` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN0_REQ` (experimental).
     pub const TXC_AD_SPEC_ARB_NO_OTHER_PEND_VN0_REQ: Event = Event::row(80);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN0_SNP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN0_SNP` (experimental).
     pub const TXC_AD_SPEC_ARB_NO_OTHER_PEND_VN0_SNP: Event = Event::row(81);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN0_RSP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN0_RSP` (experimental).
     pub const TXC_AD_SPEC_ARB_NO_OTHER_PEND_VN0_RSP: Event = Event::row(82);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN0_WB` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN0_WB` (experimental).
     pub const TXC_AD_SPEC_ARB_NO_OTHER_PEND_VN0_WB: Event = Event::row(83);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN1_REQ` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN1_REQ` (experimental).
     pub const TXC_AD_SPEC_ARB_NO_OTHER_PEND_VN1_REQ: Event = Event::row(84);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN1_SNP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN1_SNP` (experimental).
     pub const TXC_AD_SPEC_ARB_NO_OTHER_PEND_VN1_SNP: Event = Event::row(85);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN1_RSP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN1_RSP` (experimental).
     pub const TXC_AD_SPEC_ARB_NO_OTHER_PEND_VN1_RSP: Event = Event::row(86);
-    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN1_WB` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SPEC_ARB_NO_OTHER_PEND.VN1_WB` (experimental).
     pub const TXC_AD_SPEC_ARB_NO_OTHER_PEND_VN1_WB: Event = Event::row(87);
-    /// `UNC_M3UPI_TxC_AK_FLQ_INSERTS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AK_FLQ_INSERTS` (experimental).
     pub const TXC_AK_FLQ_INSERTS: Event = Event::row(88);
-    /// `UNC_M3UPI_TxC_AK_FLQ_OCCUPANCY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AK_FLQ_OCCUPANCY` (experimental).
     pub const TXC_AK_FLQ_OCCUPANCY: Event = Event::row(89);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_RSP` (experimental).
     pub const TXC_BL_ARB_FAIL_VN0_RSP: Event = Event::row(90);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_WB` (experimental).
     pub const TXC_BL_ARB_FAIL_VN0_WB: Event = Event::row(91);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCB` (experimental).
     pub const TXC_BL_ARB_FAIL_VN0_NCB: Event = Event::row(92);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN0_NCS` (experimental).
     pub const TXC_BL_ARB_FAIL_VN0_NCS: Event = Event::row(93);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_RSP` (experimental).
     pub const TXC_BL_ARB_FAIL_VN1_RSP: Event = Event::row(94);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_WB` (experimental).
     pub const TXC_BL_ARB_FAIL_VN1_WB: Event = Event::row(95);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCB` (experimental).
     pub const TXC_BL_ARB_FAIL_VN1_NCB: Event = Event::row(96);
-    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_ARB_FAIL.VN1_NCS` (experimental).
     pub const TXC_BL_ARB_FAIL_VN1_NCS: Event = Event::row(97);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_REQ` (experimental).
     pub const TXC_BL_FLQ_CYCLES_NE_VN0_REQ: Event = Event::row(98);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_SNP` (experimental).
     pub const TXC_BL_FLQ_CYCLES_NE_VN0_SNP: Event = Event::row(99);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_RSP` (experimental).
     pub const TXC_BL_FLQ_CYCLES_NE_VN0_RSP: Event = Event::row(100);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN0_WB` (experimental).
     pub const TXC_BL_FLQ_CYCLES_NE_VN0_WB: Event = Event::row(101);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_REQ` (experimental).
     pub const TXC_BL_FLQ_CYCLES_NE_VN1_REQ: Event = Event::row(102);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_SNP` (experimental).
     pub const TXC_BL_FLQ_CYCLES_NE_VN1_SNP: Event = Event::row(103);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_RSP` (experimental).
     pub const TXC_BL_FLQ_CYCLES_NE_VN1_RSP: Event = Event::row(104);
-    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_CYCLES_NE.VN1_WB` (experimental).
     pub const TXC_BL_FLQ_CYCLES_NE_VN1_WB: Event = Event::row(105);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_RSP` (experimental).
     pub const TXC_BL_FLQ_INSERTS_VN0_RSP: Event = Event::row(106);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_WB` (experimental).
     pub const TXC_BL_FLQ_INSERTS_VN0_WB: Event = Event::row(107);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCB` (experimental).
     pub const TXC_BL_FLQ_INSERTS_VN0_NCB: Event = Event::row(108);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN0_NCS` (experimental).
     pub const TXC_BL_FLQ_INSERTS_VN0_NCS: Event = Event::row(109);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_RSP` (experimental).
     pub const TXC_BL_FLQ_INSERTS_VN1_RSP: Event = Event::row(110);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_WB` (experimental).
     pub const TXC_BL_FLQ_INSERTS_VN1_WB: Event = Event::row(111);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCB` (experimental).
     pub const TXC_BL_FLQ_INSERTS_VN1_NCB: Event = Event::row(112);
-    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_INSERTS.VN1_NCS` (experimental).
     pub const TXC_BL_FLQ_INSERTS_VN1_NCS: Event = Event::row(113);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_RSP` (experimental).
     pub const TXC_BL_FLQ_OCCUPANCY_VN0_RSP: Event = Event::row(114);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_WB` (experimental).
     pub const TXC_BL_FLQ_OCCUPANCY_VN0_WB: Event = Event::row(115);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCB` (experimental).
     pub const TXC_BL_FLQ_OCCUPANCY_VN0_NCB: Event = Event::row(116);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN0_NCS` (experimental).
     pub const TXC_BL_FLQ_OCCUPANCY_VN0_NCS: Event = Event::row(117);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_RSP` (experimental).
     pub const TXC_BL_FLQ_OCCUPANCY_VN1_RSP: Event = Event::row(118);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_WB` (experimental).
     pub const TXC_BL_FLQ_OCCUPANCY_VN1_WB: Event = Event::row(119);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCB` (experimental).
     pub const TXC_BL_FLQ_OCCUPANCY_VN1_NCB: Event = Event::row(120);
-    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_FLQ_OCCUPANCY.VN1_NCS` (experimental).
     pub const TXC_BL_FLQ_OCCUPANCY_VN1_NCS: Event = Event::row(121);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN0_WB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN0_WB` (experimental).
     pub const TXC_BL_SPEC_ARB_NEW_MSG_VN0_WB: Event = Event::row(122);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN0_NCB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN0_NCB` (experimental).
     pub const TXC_BL_SPEC_ARB_NEW_MSG_VN0_NCB: Event = Event::row(123);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN0_NCS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN0_NCS` (experimental).
     pub const TXC_BL_SPEC_ARB_NEW_MSG_VN0_NCS: Event = Event::row(124);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN1_WB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN1_WB` (experimental).
     pub const TXC_BL_SPEC_ARB_NEW_MSG_VN1_WB: Event = Event::row(125);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN1_NCB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN1_NCB` (experimental).
     pub const TXC_BL_SPEC_ARB_NEW_MSG_VN1_NCB: Event = Event::row(126);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN1_NCS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NEW_MSG.VN1_NCS` (experimental).
     pub const TXC_BL_SPEC_ARB_NEW_MSG_VN1_NCS: Event = Event::row(127);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN0_RSP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN0_RSP` (experimental).
     pub const TXC_BL_SPEC_ARB_NO_OTHER_PEND_VN0_RSP: Event = Event::row(128);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN0_WB` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN0_WB` (experimental).
     pub const TXC_BL_SPEC_ARB_NO_OTHER_PEND_VN0_WB: Event = Event::row(129);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN0_NCB` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN0_NCB` (experimental).
     pub const TXC_BL_SPEC_ARB_NO_OTHER_PEND_VN0_NCB: Event = Event::row(130);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN0_NCS` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN0_NCS` (experimental).
     pub const TXC_BL_SPEC_ARB_NO_OTHER_PEND_VN0_NCS: Event = Event::row(131);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN1_RSP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN1_RSP` (experimental).
     pub const TXC_BL_SPEC_ARB_NO_OTHER_PEND_VN1_RSP: Event = Event::row(132);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN1_WB` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN1_WB` (experimental).
     pub const TXC_BL_SPEC_ARB_NO_OTHER_PEND_VN1_WB: Event = Event::row(133);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN1_NCB` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN1_NCB` (experimental).
     pub const TXC_BL_SPEC_ARB_NO_OTHER_PEND_VN1_NCB: Event = Event::row(134);
-    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN1_NCS` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_BL_SPEC_ARB_NO_OTHER_PEND.VN1_NCS` (experimental).
     pub const TXC_BL_SPEC_ARB_NO_OTHER_PEND_VN1_NCS: Event = Event::row(135);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_CREDITS_USED.REQ` (experimental).
     pub const VN0_CREDITS_USED_REQ: Event = Event::row(136);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_CREDITS_USED.SNP` (experimental).
     pub const VN0_CREDITS_USED_SNP: Event = Event::row(137);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_CREDITS_USED.RSP` (experimental).
     pub const VN0_CREDITS_USED_RSP: Event = Event::row(138);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_CREDITS_USED.WB` (experimental).
     pub const VN0_CREDITS_USED_WB: Event = Event::row(139);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_CREDITS_USED.NCB` (experimental).
     pub const VN0_CREDITS_USED_NCB: Event = Event::row(140);
-    /// `UNC_M3UPI_VN0_CREDITS_USED.NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_CREDITS_USED.NCS` (experimental).
     pub const VN0_CREDITS_USED_NCS: Event = Event::row(141);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_NO_CREDITS.REQ` (experimental).
     pub const VN0_NO_CREDITS_REQ: Event = Event::row(142);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_NO_CREDITS.SNP` (experimental).
     pub const VN0_NO_CREDITS_SNP: Event = Event::row(143);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_NO_CREDITS.RSP` (experimental).
     pub const VN0_NO_CREDITS_RSP: Event = Event::row(144);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.WB` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_VN0_NO_CREDITS.WB` (experimental).
     pub const VN0_NO_CREDITS_WB: Event = Event::row(145);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_NO_CREDITS.NCB` (experimental).
     pub const VN0_NO_CREDITS_NCB: Event = Event::row(146);
-    /// `UNC_M3UPI_VN0_NO_CREDITS.NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN0_NO_CREDITS.NCS` (experimental).
     pub const VN0_NO_CREDITS_NCS: Event = Event::row(147);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_CREDITS_USED.REQ` (experimental).
     pub const VN1_CREDITS_USED_REQ: Event = Event::row(148);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_CREDITS_USED.SNP` (experimental).
     pub const VN1_CREDITS_USED_SNP: Event = Event::row(149);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_CREDITS_USED.RSP` (experimental).
     pub const VN1_CREDITS_USED_RSP: Event = Event::row(150);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_CREDITS_USED.WB` (experimental).
     pub const VN1_CREDITS_USED_WB: Event = Event::row(151);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_CREDITS_USED.NCB` (experimental).
     pub const VN1_CREDITS_USED_NCB: Event = Event::row(152);
-    /// `UNC_M3UPI_VN1_CREDITS_USED.NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_CREDITS_USED.NCS` (experimental).
     pub const VN1_CREDITS_USED_NCS: Event = Event::row(153);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_NO_CREDITS.REQ` (experimental).
     pub const VN1_NO_CREDITS_REQ: Event = Event::row(154);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_NO_CREDITS.SNP` (experimental).
     pub const VN1_NO_CREDITS_SNP: Event = Event::row(155);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_NO_CREDITS.RSP` (experimental).
     pub const VN1_NO_CREDITS_RSP: Event = Event::row(156);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.WB` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_VN1_NO_CREDITS.WB` (experimental).
     pub const VN1_NO_CREDITS_WB: Event = Event::row(157);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_NO_CREDITS.NCB` (experimental).
     pub const VN1_NO_CREDITS_NCB: Event = Event::row(158);
-    /// `UNC_M3UPI_VN1_NO_CREDITS.NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VN1_NO_CREDITS.NCS` (experimental).
     pub const VN1_NO_CREDITS_NCS: Event = Event::row(159);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN0_CHA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN0_CHA` (experimental).
     pub const TXC_AD_SNPF_GRP1_VN1_VN0_CHA: Event = Event::row(160);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN1_CHA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN1_CHA` (experimental).
     pub const TXC_AD_SNPF_GRP1_VN1_VN1_CHA: Event = Event::row(161);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN0_NON_IDLE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN0_NON_IDLE` (experimental).
     pub const TXC_AD_SNPF_GRP1_VN1_VN0_NON_IDLE: Event = Event::row(162);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN1_NON_IDLE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP1_VN1.VN1_NON_IDLE` (experimental).
     pub const TXC_AD_SNPF_GRP1_VN1_VN1_NON_IDLE: Event = Event::row(163);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP2_VN1.VN0_SNPFP_NONSNP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP2_VN1.VN0_SNPFP_NONSNP` (experimental).
     pub const TXC_AD_SNPF_GRP2_VN1_VN0_SNPFP_NONSNP: Event = Event::row(164);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP2_VN1.VN1_SNPFP_NONSNP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP2_VN1.VN1_SNPFP_NONSNP` (experimental).
     pub const TXC_AD_SNPF_GRP2_VN1_VN1_SNPFP_NONSNP: Event = Event::row(165);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP2_VN1.VN0_SNPFP_VN2SNP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP2_VN1.VN0_SNPFP_VN2SNP` (experimental).
     pub const TXC_AD_SNPF_GRP2_VN1_VN0_SNPFP_VN2SNP: Event = Event::row(166);
-    /// `UNC_M3UPI_TxC_AD_SNPF_GRP2_VN1.VN1_SNPFP_VN0SNP` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_TxC_AD_SNPF_GRP2_VN1.VN1_SNPFP_VN0SNP` (experimental).
     pub const TXC_AD_SNPF_GRP2_VN1_VN1_SNPFP_VN0SNP: Event = Event::row(167);
-    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR0` (experimental).
     pub const AG0_AD_CRD_ACQUIRED_TGR0: Event = Event::row(168);
-    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR1` (experimental).
     pub const AG0_AD_CRD_ACQUIRED_TGR1: Event = Event::row(169);
-    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR2` (experimental).
     pub const AG0_AD_CRD_ACQUIRED_TGR2: Event = Event::row(170);
-    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR3` (experimental).
     pub const AG0_AD_CRD_ACQUIRED_TGR3: Event = Event::row(171);
-    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR4` (experimental).
     pub const AG0_AD_CRD_ACQUIRED_TGR4: Event = Event::row(172);
-    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_ACQUIRED.TGR5` (experimental).
     pub const AG0_AD_CRD_ACQUIRED_TGR5: Event = Event::row(173);
-    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR0` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY_TGR0: Event = Event::row(174);
-    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR1` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY_TGR1: Event = Event::row(175);
-    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR2` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY_TGR2: Event = Event::row(176);
-    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR3` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY_TGR3: Event = Event::row(177);
-    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR4` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY_TGR4: Event = Event::row(178);
-    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_AD_CRD_OCCUPANCY.TGR5` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY_TGR5: Event = Event::row(179);
-    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR0` (experimental).
     pub const AG0_BL_CRD_ACQUIRED_TGR0: Event = Event::row(180);
-    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR1` (experimental).
     pub const AG0_BL_CRD_ACQUIRED_TGR1: Event = Event::row(181);
-    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR2` (experimental).
     pub const AG0_BL_CRD_ACQUIRED_TGR2: Event = Event::row(182);
-    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR3` (experimental).
     pub const AG0_BL_CRD_ACQUIRED_TGR3: Event = Event::row(183);
-    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR4` (experimental).
     pub const AG0_BL_CRD_ACQUIRED_TGR4: Event = Event::row(184);
-    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_ACQUIRED.TGR5` (experimental).
     pub const AG0_BL_CRD_ACQUIRED_TGR5: Event = Event::row(185);
-    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR0` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY_TGR0: Event = Event::row(186);
-    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR1` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY_TGR1: Event = Event::row(187);
-    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR2` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY_TGR2: Event = Event::row(188);
-    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR3` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY_TGR3: Event = Event::row(189);
-    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR4` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY_TGR4: Event = Event::row(190);
-    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG0_BL_CRD_OCCUPANCY.TGR5` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY_TGR5: Event = Event::row(191);
-    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR0` (experimental).
     pub const AG1_AD_CRD_ACQUIRED_TGR0: Event = Event::row(192);
-    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR1` (experimental).
     pub const AG1_AD_CRD_ACQUIRED_TGR1: Event = Event::row(193);
-    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR2` (experimental).
     pub const AG1_AD_CRD_ACQUIRED_TGR2: Event = Event::row(194);
-    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR3` (experimental).
     pub const AG1_AD_CRD_ACQUIRED_TGR3: Event = Event::row(195);
-    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR4` (experimental).
     pub const AG1_AD_CRD_ACQUIRED_TGR4: Event = Event::row(196);
-    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_ACQUIRED.TGR5` (experimental).
     pub const AG1_AD_CRD_ACQUIRED_TGR5: Event = Event::row(197);
-    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR0` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY_TGR0: Event = Event::row(198);
-    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR1` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY_TGR1: Event = Event::row(199);
-    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR2` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY_TGR2: Event = Event::row(200);
-    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR3` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY_TGR3: Event = Event::row(201);
-    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR4` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY_TGR4: Event = Event::row(202);
-    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_AD_CRD_OCCUPANCY.TGR5` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY_TGR5: Event = Event::row(203);
-    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR0` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY_TGR0: Event = Event::row(204);
-    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR1` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY_TGR1: Event = Event::row(205);
-    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR2` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY_TGR2: Event = Event::row(206);
-    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR3` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY_TGR3: Event = Event::row(207);
-    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR4` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY_TGR4: Event = Event::row(208);
-    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CRD_OCCUPANCY.TGR5` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY_TGR5: Event = Event::row(209);
-    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR0` (experimental).
     pub const AG1_BL_CREDITS_ACQUIRED_TGR0: Event = Event::row(210);
-    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR1` (experimental).
     pub const AG1_BL_CREDITS_ACQUIRED_TGR1: Event = Event::row(211);
-    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR2` (experimental).
     pub const AG1_BL_CREDITS_ACQUIRED_TGR2: Event = Event::row(212);
-    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR3` (experimental).
     pub const AG1_BL_CREDITS_ACQUIRED_TGR3: Event = Event::row(213);
-    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR4` (experimental).
     pub const AG1_BL_CREDITS_ACQUIRED_TGR4: Event = Event::row(214);
-    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_AG1_BL_CREDITS_ACQUIRED.TGR5` (experimental).
     pub const AG1_BL_CREDITS_ACQUIRED_TGR5: Event = Event::row(215);
-    /// `UNC_M3UPI_CMS_CLOCKTICKS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_CMS_CLOCKTICKS` (experimental).
     pub const CMS_CLOCKTICKS: Event = Event::row(216);
-    /// `UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
     pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(217);
-    /// `UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
     pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(218);
-    /// `UNC_M3UPI_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental).
     pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event::row(219);
-    /// `UNC_M3UPI_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental).
     pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event::row(220);
-    /// `UNC_M3UPI_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental).
     pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event::row(221);
-    /// `UNC_M3UPI_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental).
     pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event::row(222);
-    /// `UNC_M3UPI_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental).
     pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event::row(223);
-    /// `UNC_M3UPI_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental).
     pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event::row(224);
-    /// `UNC_M3UPI_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental).
     pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event::row(225);
-    /// `UNC_M3UPI_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental).
     pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event::row(226);
-    /// `UNC_M3UPI_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental).
     pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event::row(227);
-    /// `UNC_M3UPI_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental).
     pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event::row(228);
-    /// `UNC_M3UPI_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental).
     pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event::row(229);
-    /// `UNC_M3UPI_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental).
     pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event::row(230);
-    /// `UNC_M3UPI_HORZ_RING_IV_IN_USE.LEFT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_IV_IN_USE.LEFT` (experimental).
     pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event::row(231);
-    /// `UNC_M3UPI_HORZ_RING_IV_IN_USE.RIGHT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_HORZ_RING_IV_IN_USE.RIGHT` (experimental).
     pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event::row(232);
-    /// `UNC_M3UPI_RING_BOUNCES_HORZ.AD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RING_BOUNCES_HORZ.AD` (experimental).
     pub const RING_BOUNCES_HORZ_AD: Event = Event::row(233);
-    /// `UNC_M3UPI_RING_BOUNCES_HORZ.AK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RING_BOUNCES_HORZ.AK` (experimental).
     pub const RING_BOUNCES_HORZ_AK: Event = Event::row(234);
-    /// `UNC_M3UPI_RING_BOUNCES_HORZ.BL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RING_BOUNCES_HORZ.BL` (experimental).
     pub const RING_BOUNCES_HORZ_BL: Event = Event::row(235);
-    /// `UNC_M3UPI_RING_BOUNCES_HORZ.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RING_BOUNCES_HORZ.IV` (experimental).
     pub const RING_BOUNCES_HORZ_IV: Event = Event::row(236);
-    /// `UNC_M3UPI_RING_BOUNCES_VERT.AD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RING_BOUNCES_VERT.AD` (experimental).
     pub const RING_BOUNCES_VERT_AD: Event = Event::row(237);
-    /// `UNC_M3UPI_RING_BOUNCES_VERT.AK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RING_BOUNCES_VERT.AK` (experimental).
     pub const RING_BOUNCES_VERT_AK: Event = Event::row(238);
-    /// `UNC_M3UPI_RING_BOUNCES_VERT.BL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RING_BOUNCES_VERT.BL` (experimental).
     pub const RING_BOUNCES_VERT_BL: Event = Event::row(239);
-    /// `UNC_M3UPI_RING_BOUNCES_VERT.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RING_BOUNCES_VERT.IV` (experimental).
     pub const RING_BOUNCES_VERT_IV: Event = Event::row(240);
-    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.AD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.AD` (experimental).
     pub const RING_SINK_STARVED_HORZ_AD: Event = Event::row(241);
-    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.AK` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.AK` (experimental).
     pub const RING_SINK_STARVED_HORZ_AK: Event = Event::row(242);
-    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.BL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.BL` (experimental).
     pub const RING_SINK_STARVED_HORZ_BL: Event = Event::row(243);
-    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.IV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.IV` (experimental).
     pub const RING_SINK_STARVED_HORZ_IV: Event = Event::row(244);
-    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.AK_AG1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_HORZ.AK_AG1` (experimental).
     pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event::row(245);
-    /// `UNC_M3UPI_RING_SINK_STARVED_VERT.AD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_VERT.AD` (experimental).
     pub const RING_SINK_STARVED_VERT_AD: Event = Event::row(246);
-    /// `UNC_M3UPI_RING_SINK_STARVED_VERT.AK` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_VERT.AK` (experimental).
     pub const RING_SINK_STARVED_VERT_AK: Event = Event::row(247);
-    /// `UNC_M3UPI_RING_SINK_STARVED_VERT.BL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_VERT.BL` (experimental).
     pub const RING_SINK_STARVED_VERT_BL: Event = Event::row(248);
-    /// `UNC_M3UPI_RING_SINK_STARVED_VERT.IV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RING_SINK_STARVED_VERT.IV` (experimental).
     pub const RING_SINK_STARVED_VERT_IV: Event = Event::row(249);
-    /// `UNC_M3UPI_RING_SRC_THRTL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RING_SRC_THRTL` (experimental).
     pub const RING_SRC_THRTL: Event = Event::row(250);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_REQ` (experimental).
     pub const RXC_ARB_LOST_VN0_AD_REQ: Event = Event::row(251);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_SNP` (experimental).
     pub const RXC_ARB_LOST_VN0_AD_SNP: Event = Event::row(252);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.AD_RSP` (experimental).
     pub const RXC_ARB_LOST_VN0_AD_RSP: Event = Event::row(253);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_RSP` (experimental).
     pub const RXC_ARB_LOST_VN0_BL_RSP: Event = Event::row(254);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_WB` (experimental).
     pub const RXC_ARB_LOST_VN0_BL_WB: Event = Event::row(255);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCB` (experimental).
     pub const RXC_ARB_LOST_VN0_BL_NCB: Event = Event::row(256);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN0.BL_NCS` (experimental).
     pub const RXC_ARB_LOST_VN0_BL_NCS: Event = Event::row(257);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_REQ` (experimental).
     pub const RXC_ARB_LOST_VN1_AD_REQ: Event = Event::row(258);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_SNP` (experimental).
     pub const RXC_ARB_LOST_VN1_AD_SNP: Event = Event::row(259);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.AD_RSP` (experimental).
     pub const RXC_ARB_LOST_VN1_AD_RSP: Event = Event::row(260);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_RSP` (experimental).
     pub const RXC_ARB_LOST_VN1_BL_RSP: Event = Event::row(261);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_WB` (experimental).
     pub const RXC_ARB_LOST_VN1_BL_WB: Event = Event::row(262);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCB` (experimental).
     pub const RXC_ARB_LOST_VN1_BL_NCB: Event = Event::row(263);
-    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_LOST_VN1.BL_NCS` (experimental).
     pub const RXC_ARB_LOST_VN1_BL_NCS: Event = Event::row(264);
-    /// `UNC_M3UPI_RxC_ARB_MISC.PAR_BIAS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_MISC.PAR_BIAS_VN0` (experimental).
     pub const RXC_ARB_MISC_PAR_BIAS_VN0: Event = Event::row(265);
-    /// `UNC_M3UPI_RxC_ARB_MISC.PAR_BIAS_VN1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_MISC.PAR_BIAS_VN1` (experimental).
     pub const RXC_ARB_MISC_PAR_BIAS_VN1: Event = Event::row(266);
-    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN0` (experimental).
     pub const RXC_ARB_MISC_NO_PROG_AD_VN0: Event = Event::row(267);
-    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_AD_VN1` (experimental).
     pub const RXC_ARB_MISC_NO_PROG_AD_VN1: Event = Event::row(268);
-    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN0` (experimental).
     pub const RXC_ARB_MISC_NO_PROG_BL_VN0: Event = Event::row(269);
-    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_MISC.NO_PROG_BL_VN1` (experimental).
     pub const RXC_ARB_MISC_NO_PROG_BL_VN1: Event = Event::row(270);
-    /// `UNC_M3UPI_RxC_ARB_MISC.ADBL_PARALLEL_WIN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_MISC.ADBL_PARALLEL_WIN` (experimental).
     pub const RXC_ARB_MISC_ADBL_PARALLEL_WIN: Event = Event::row(271);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.AD_REQ` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN0_AD_REQ: Event = Event::row(272);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.AD_SNP` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN0_AD_SNP: Event = Event::row(273);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.AD_RSP` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN0_AD_RSP: Event = Event::row(274);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.BL_RSP` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN0_BL_RSP: Event = Event::row(275);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.BL_WB` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN0_BL_WB: Event = Event::row(276);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.BL_NCB` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN0_BL_NCB: Event = Event::row(277);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN0.BL_NCS` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN0_BL_NCS: Event = Event::row(278);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.AD_REQ` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN1_AD_REQ: Event = Event::row(279);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.AD_SNP` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN1_AD_SNP: Event = Event::row(280);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.AD_RSP` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN1_AD_RSP: Event = Event::row(281);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.BL_RSP` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN1_BL_RSP: Event = Event::row(282);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.BL_WB` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN1_BL_WB: Event = Event::row(283);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.BL_NCB` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN1_BL_NCB: Event = Event::row(284);
-    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOAD_REQ_VN1.BL_NCS` (experimental).
     pub const RXC_ARB_NOAD_REQ_VN1_BL_NCS: Event = Event::row(285);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.AD_REQ` (experimental).
     pub const RXC_ARB_NOCRED_VN0_AD_REQ: Event = Event::row(286);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.AD_SNP` (experimental).
     pub const RXC_ARB_NOCRED_VN0_AD_SNP: Event = Event::row(287);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.AD_RSP` (experimental).
     pub const RXC_ARB_NOCRED_VN0_AD_RSP: Event = Event::row(288);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.BL_RSP` (experimental).
     pub const RXC_ARB_NOCRED_VN0_BL_RSP: Event = Event::row(289);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.BL_WB` (experimental).
     pub const RXC_ARB_NOCRED_VN0_BL_WB: Event = Event::row(290);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.BL_NCB` (experimental).
     pub const RXC_ARB_NOCRED_VN0_BL_NCB: Event = Event::row(291);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN0.BL_NCS` (experimental).
     pub const RXC_ARB_NOCRED_VN0_BL_NCS: Event = Event::row(292);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.AD_REQ` (experimental).
     pub const RXC_ARB_NOCRED_VN1_AD_REQ: Event = Event::row(293);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.AD_SNP` (experimental).
     pub const RXC_ARB_NOCRED_VN1_AD_SNP: Event = Event::row(294);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.AD_RSP` (experimental).
     pub const RXC_ARB_NOCRED_VN1_AD_RSP: Event = Event::row(295);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.BL_RSP` (experimental).
     pub const RXC_ARB_NOCRED_VN1_BL_RSP: Event = Event::row(296);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.BL_WB` (experimental).
     pub const RXC_ARB_NOCRED_VN1_BL_WB: Event = Event::row(297);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.BL_NCB` (experimental).
     pub const RXC_ARB_NOCRED_VN1_BL_NCB: Event = Event::row(298);
-    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_ARB_NOCRED_VN1.BL_NCS` (experimental).
     pub const RXC_ARB_NOCRED_VN1_BL_NCS: Event = Event::row(299);
-    /// `UNC_M3UPI_RxC_BYPASSED.AD_S0_IDLE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_BYPASSED.AD_S0_IDLE` (experimental).
     pub const RXC_BYPASSED_AD_S0_IDLE: Event = Event::row(300);
-    /// `UNC_M3UPI_RxC_BYPASSED.AD_S0_BL_ARB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_BYPASSED.AD_S0_BL_ARB` (experimental).
     pub const RXC_BYPASSED_AD_S0_BL_ARB: Event = Event::row(301);
-    /// `UNC_M3UPI_RxC_BYPASSED.AD_S1_BL_SLOT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_BYPASSED.AD_S1_BL_SLOT` (experimental).
     pub const RXC_BYPASSED_AD_S1_BL_SLOT: Event = Event::row(302);
-    /// `UNC_M3UPI_RxC_BYPASSED.AD_S2_BL_SLOT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_BYPASSED.AD_S2_BL_SLOT` (experimental).
     pub const RXC_BYPASSED_AD_S2_BL_SLOT: Event = Event::row(303);
-    /// `UNC_M3UPI_RxC_COLLISION_VN0.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN0.AD_REQ` (experimental).
     pub const RXC_COLLISION_VN0_AD_REQ: Event = Event::row(304);
-    /// `UNC_M3UPI_RxC_COLLISION_VN0.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN0.AD_SNP` (experimental).
     pub const RXC_COLLISION_VN0_AD_SNP: Event = Event::row(305);
-    /// `UNC_M3UPI_RxC_COLLISION_VN0.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN0.AD_RSP` (experimental).
     pub const RXC_COLLISION_VN0_AD_RSP: Event = Event::row(306);
-    /// `UNC_M3UPI_RxC_COLLISION_VN0.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN0.BL_RSP` (experimental).
     pub const RXC_COLLISION_VN0_BL_RSP: Event = Event::row(307);
-    /// `UNC_M3UPI_RxC_COLLISION_VN0.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN0.BL_WB` (experimental).
     pub const RXC_COLLISION_VN0_BL_WB: Event = Event::row(308);
-    /// `UNC_M3UPI_RxC_COLLISION_VN0.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN0.BL_NCB` (experimental).
     pub const RXC_COLLISION_VN0_BL_NCB: Event = Event::row(309);
-    /// `UNC_M3UPI_RxC_COLLISION_VN0.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN0.BL_NCS` (experimental).
     pub const RXC_COLLISION_VN0_BL_NCS: Event = Event::row(310);
-    /// `UNC_M3UPI_RxC_COLLISION_VN1.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN1.AD_REQ` (experimental).
     pub const RXC_COLLISION_VN1_AD_REQ: Event = Event::row(311);
-    /// `UNC_M3UPI_RxC_COLLISION_VN1.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN1.AD_SNP` (experimental).
     pub const RXC_COLLISION_VN1_AD_SNP: Event = Event::row(312);
-    /// `UNC_M3UPI_RxC_COLLISION_VN1.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN1.AD_RSP` (experimental).
     pub const RXC_COLLISION_VN1_AD_RSP: Event = Event::row(313);
-    /// `UNC_M3UPI_RxC_COLLISION_VN1.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN1.BL_RSP` (experimental).
     pub const RXC_COLLISION_VN1_BL_RSP: Event = Event::row(314);
-    /// `UNC_M3UPI_RxC_COLLISION_VN1.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN1.BL_WB` (experimental).
     pub const RXC_COLLISION_VN1_BL_WB: Event = Event::row(315);
-    /// `UNC_M3UPI_RxC_COLLISION_VN1.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN1.BL_NCB` (experimental).
     pub const RXC_COLLISION_VN1_BL_NCB: Event = Event::row(316);
-    /// `UNC_M3UPI_RxC_COLLISION_VN1.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_COLLISION_VN1.BL_NCS` (experimental).
     pub const RXC_COLLISION_VN1_BL_NCS: Event = Event::row(317);
-    /// `UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_FIFO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_FIFO` (experimental).
     pub const RXC_CRD_MISC_ANY_BGF_FIFO: Event = Event::row(318);
-    /// `UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_PATH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_MISC.ANY_BGF_PATH` (experimental).
     pub const RXC_CRD_MISC_ANY_BGF_PATH: Event = Event::row(319);
-    /// `UNC_M3UPI_RxC_CRD_MISC.NO_D2K_FOR_ARB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_MISC.NO_D2K_FOR_ARB` (experimental).
     pub const RXC_CRD_MISC_NO_D2K_FOR_ARB: Event = Event::row(320);
-    /// `UNC_M3UPI_RxC_CRD_OCC.VNA_IN_USE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_OCC.VNA_IN_USE` (experimental).
     pub const RXC_CRD_OCC_VNA_IN_USE: Event = Event::row(321);
-    /// `UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_FIFO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_FIFO` (experimental).
     pub const RXC_CRD_OCC_FLITS_IN_FIFO: Event = Event::row(322);
-    /// `UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_PATH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_OCC.FLITS_IN_PATH` (experimental).
     pub const RXC_CRD_OCC_FLITS_IN_PATH: Event = Event::row(323);
-    /// `UNC_M3UPI_RxC_CRD_OCC.TxQ_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_OCC.TxQ_CRD` (experimental).
     pub const RXC_CRD_OCC_TXQ_CRD: Event = Event::row(324);
-    /// `UNC_M3UPI_RxC_CRD_OCC.D2K_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_OCC.D2K_CRD` (experimental).
     pub const RXC_CRD_OCC_D2K_CRD: Event = Event::row(325);
-    /// `UNC_M3UPI_RxC_CRD_OCC.P1P_TOTAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_OCC.P1P_TOTAL` (experimental).
     pub const RXC_CRD_OCC_P1P_TOTAL: Event = Event::row(326);
-    /// `UNC_M3UPI_RxC_CRD_OCC.P1P_FIFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CRD_OCC.P1P_FIFO` (experimental).
     pub const RXC_CRD_OCC_P1P_FIFO: Event = Event::row(327);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_REQ` (experimental).
     pub const RXC_CYCLES_NE_VN0_AD_REQ: Event = Event::row(328);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_SNP` (experimental).
     pub const RXC_CYCLES_NE_VN0_AD_SNP: Event = Event::row(329);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.AD_RSP` (experimental).
     pub const RXC_CYCLES_NE_VN0_AD_RSP: Event = Event::row(330);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_RSP` (experimental).
     pub const RXC_CYCLES_NE_VN0_BL_RSP: Event = Event::row(331);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_WB` (experimental).
     pub const RXC_CYCLES_NE_VN0_BL_WB: Event = Event::row(332);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCB` (experimental).
     pub const RXC_CYCLES_NE_VN0_BL_NCB: Event = Event::row(333);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN0.BL_NCS` (experimental).
     pub const RXC_CYCLES_NE_VN0_BL_NCS: Event = Event::row(334);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.AD_REQ` (experimental).
     pub const RXC_CYCLES_NE_VN1_AD_REQ: Event = Event::row(335);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.AD_SNP` (experimental).
     pub const RXC_CYCLES_NE_VN1_AD_SNP: Event = Event::row(336);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.AD_RSP` (experimental).
     pub const RXC_CYCLES_NE_VN1_AD_RSP: Event = Event::row(337);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.BL_RSP` (experimental).
     pub const RXC_CYCLES_NE_VN1_BL_RSP: Event = Event::row(338);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.BL_WB` (experimental).
     pub const RXC_CYCLES_NE_VN1_BL_WB: Event = Event::row(339);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.BL_NCB` (experimental).
     pub const RXC_CYCLES_NE_VN1_BL_NCB: Event = Event::row(340);
-    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_CYCLES_NE_VN1.BL_NCS` (experimental).
     pub const RXC_CYCLES_NE_VN1_BL_NCS: Event = Event::row(341);
-    /// `UNC_M3UPI_RxC_FLITS_DATA_NOT_SENT.ALL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_DATA_NOT_SENT.ALL` (experimental).
     pub const RXC_FLITS_DATA_NOT_SENT_ALL: Event = Event::row(342);
-    /// `UNC_M3UPI_RxC_FLITS_DATA_NOT_SENT.NO_BGF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_DATA_NOT_SENT.NO_BGF` (experimental).
     pub const RXC_FLITS_DATA_NOT_SENT_NO_BGF: Event = Event::row(343);
-    /// `UNC_M3UPI_RxC_FLITS_DATA_NOT_SENT.NO_TXQ` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_DATA_NOT_SENT.NO_TXQ` (experimental).
     pub const RXC_FLITS_DATA_NOT_SENT_NO_TXQ: Event = Event::row(344);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P0_WAIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P0_WAIT` (experimental).
     pub const RXC_FLITS_GEN_BL_P0_WAIT: Event = Event::row(345);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1_WAIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1_WAIT` (experimental).
     pub const RXC_FLITS_GEN_BL_P1_WAIT: Event = Event::row(346);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_TO_LIMBO` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_TO_LIMBO` (experimental).
     pub const RXC_FLITS_GEN_BL_P1P_TO_LIMBO: Event = Event::row(347);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_BUSY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_BUSY` (experimental).
     pub const RXC_FLITS_GEN_BL_P1P_BUSY: Event = Event::row(348);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_AT_LIMIT` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_AT_LIMIT` (experimental).
     pub const RXC_FLITS_GEN_BL_P1P_AT_LIMIT: Event = Event::row(349);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_HOLD_P0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_HOLD_P0` (experimental).
     pub const RXC_FLITS_GEN_BL_P1P_HOLD_P0: Event = Event::row(350);
-    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_FIFO_FULL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_GEN_BL.P1P_FIFO_FULL` (experimental).
     pub const RXC_FLITS_GEN_BL_P1P_FIFO_FULL: Event = Event::row(351);
-    /// `UNC_M3UPI_RxC_FLITS_MISC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_MISC` (experimental).
     pub const RXC_FLITS_MISC: Event = Event::row(352);
-    /// `UNC_M3UPI_RxC_FLITS_SENT.1_MSG` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SENT.1_MSG` (experimental).
     pub const RXC_FLITS_SENT_1_MSG: Event = Event::row(353);
-    /// `UNC_M3UPI_RxC_FLITS_SENT.2_MSGS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SENT.2_MSGS` (experimental).
     pub const RXC_FLITS_SENT_2_MSGS: Event = Event::row(354);
-    /// `UNC_M3UPI_RxC_FLITS_SENT.3_MSGS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SENT.3_MSGS` (experimental).
     pub const RXC_FLITS_SENT_3_MSGS: Event = Event::row(355);
-    /// `UNC_M3UPI_RxC_FLITS_SENT.1_MSG_VNX` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SENT.1_MSG_VNX` (experimental).
     pub const RXC_FLITS_SENT_1_MSG_VNX: Event = Event::row(356);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.ALL` (experimental).
     pub const RXC_FLITS_SLOT_BL_ALL: Event = Event::row(357);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.NEED_DATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.NEED_DATA` (experimental).
     pub const RXC_FLITS_SLOT_BL_NEED_DATA: Event = Event::row(358);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P0_WAIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P0_WAIT` (experimental).
     pub const RXC_FLITS_SLOT_BL_P0_WAIT: Event = Event::row(359);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_WAIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_WAIT` (experimental).
     pub const RXC_FLITS_SLOT_BL_P1_WAIT: Event = Event::row(360);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ` (experimental).
     pub const RXC_FLITS_SLOT_BL_P1_NOT_REQ: Event = Event::row(361);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_BUT_BUBBLE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_BUT_BUBBLE` (experimental).
     pub const RXC_FLITS_SLOT_BL_P1_NOT_REQ_BUT_BUBBLE: Event = Event::row(362);
-    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_NOT_AVAIL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SLOT_BL.P1_NOT_REQ_NOT_AVAIL` (experimental).
     pub const RXC_FLITS_SLOT_BL_P1_NOT_REQ_NOT_AVAIL: Event = Event::row(363);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM` (experimental).
     pub const RXC_FLIT_GEN_HDR1_ACCUM: Event = Event::row(364);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_READ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_READ` (experimental).
     pub const RXC_FLIT_GEN_HDR1_ACCUM_READ: Event = Event::row(365);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_WASTED` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.ACCUM_WASTED` (experimental).
     pub const RXC_FLIT_GEN_HDR1_ACCUM_WASTED: Event = Event::row(366);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_BLOCKED` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_BLOCKED` (experimental).
     pub const RXC_FLIT_GEN_HDR1_AHEAD_BLOCKED: Event = Event::row(367);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.AHEAD_MSG` (experimental).
     pub const RXC_FLIT_GEN_HDR1_AHEAD_MSG: Event = Event::row(368);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.PAR` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.PAR` (experimental).
     pub const RXC_FLIT_GEN_HDR1_PAR: Event = Event::row(369);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.PAR_MSG` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.PAR_MSG` (experimental).
     pub const RXC_FLIT_GEN_HDR1_PAR_MSG: Event = Event::row(370);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.PAR_FLIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR1.PAR_FLIT` (experimental).
     pub const RXC_FLIT_GEN_HDR1_PAR_FLIT: Event = Event::row(371);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL` (experimental).
     pub const RXC_FLIT_GEN_HDR2_RMSTALL: Event = Event::row(372);
-    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL_NOMSG` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_GEN_HDR2.RMSTALL_NOMSG` (experimental).
     pub const RXC_FLIT_GEN_HDR2_RMSTALL_NOMSG: Event = Event::row(373);
-    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.ALL` (experimental).
     pub const RXC_FLIT_NOT_SENT_ALL: Event = Event::row(374);
-    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.NO_BGF_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.NO_BGF_CRD` (experimental).
     pub const RXC_FLIT_NOT_SENT_NO_BGF_CRD: Event = Event::row(375);
-    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.NO_TXQ_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.NO_TXQ_CRD` (experimental).
     pub const RXC_FLIT_NOT_SENT_NO_TXQ_CRD: Event = Event::row(376);
-    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.NO_BGF_NO_MSG` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.NO_BGF_NO_MSG` (experimental).
     pub const RXC_FLIT_NOT_SENT_NO_BGF_NO_MSG: Event = Event::row(377);
-    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.NO_TXQ_NO_MSG` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.NO_TXQ_NO_MSG` (experimental).
     pub const RXC_FLIT_NOT_SENT_NO_TXQ_NO_MSG: Event = Event::row(378);
-    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.ONE_TAKEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.ONE_TAKEN` (experimental).
     pub const RXC_FLIT_NOT_SENT_ONE_TAKEN: Event = Event::row(379);
-    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.TWO_TAKEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.TWO_TAKEN` (experimental).
     pub const RXC_FLIT_NOT_SENT_TWO_TAKEN: Event = Event::row(380);
-    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.THREE_TAKEN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLIT_NOT_SENT.THREE_TAKEN` (experimental).
     pub const RXC_FLIT_NOT_SENT_THREE_TAKEN: Event = Event::row(381);
-    /// `UNC_M3UPI_RxC_HELD.VN0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxC_HELD.VN0` (experimental).
     pub const RXC_HELD_VN0: Event = Event::row(382);
-    /// `UNC_M3UPI_RxC_HELD.VN1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxC_HELD.VN1` (experimental).
     pub const RXC_HELD_VN1: Event = Event::row(383);
-    /// `UNC_M3UPI_RxC_HELD.PARALLEL_ATTEMPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_HELD.PARALLEL_ATTEMPT` (experimental).
     pub const RXC_HELD_PARALLEL_ATTEMPT: Event = Event::row(384);
-    /// `UNC_M3UPI_RxC_HELD.PARALLEL_SUCCESS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_HELD.PARALLEL_SUCCESS` (experimental).
     pub const RXC_HELD_PARALLEL_SUCCESS: Event = Event::row(385);
-    /// `UNC_M3UPI_RxC_HELD.PARALLEL_AD_LOST` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_HELD.PARALLEL_AD_LOST` (experimental).
     pub const RXC_HELD_PARALLEL_AD_LOST: Event = Event::row(386);
-    /// `UNC_M3UPI_RxC_HELD.PARALLEL_BL_LOST` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_HELD.PARALLEL_BL_LOST` (experimental).
     pub const RXC_HELD_PARALLEL_BL_LOST: Event = Event::row(387);
-    /// `UNC_M3UPI_RxC_HELD.CANT_SLOT_AD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_HELD.CANT_SLOT_AD` (experimental).
     pub const RXC_HELD_CANT_SLOT_AD: Event = Event::row(388);
-    /// `UNC_M3UPI_RxC_HELD.CANT_SLOT_BL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_HELD.CANT_SLOT_BL` (experimental).
     pub const RXC_HELD_CANT_SLOT_BL: Event = Event::row(389);
-    /// `UNC_M3UPI_RxC_INSERTS_VN0.AD_REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN0.AD_REQ` (experimental).
     pub const RXC_INSERTS_VN0_AD_REQ: Event = Event::row(390);
-    /// `UNC_M3UPI_RxC_INSERTS_VN0.AD_SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN0.AD_SNP` (experimental).
     pub const RXC_INSERTS_VN0_AD_SNP: Event = Event::row(391);
-    /// `UNC_M3UPI_RxC_INSERTS_VN0.AD_RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN0.AD_RSP` (experimental).
     pub const RXC_INSERTS_VN0_AD_RSP: Event = Event::row(392);
-    /// `UNC_M3UPI_RxC_INSERTS_VN0.BL_RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN0.BL_RSP` (experimental).
     pub const RXC_INSERTS_VN0_BL_RSP: Event = Event::row(393);
-    /// `UNC_M3UPI_RxC_INSERTS_VN0.BL_WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN0.BL_WB` (experimental).
     pub const RXC_INSERTS_VN0_BL_WB: Event = Event::row(394);
-    /// `UNC_M3UPI_RxC_INSERTS_VN0.BL_NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN0.BL_NCB` (experimental).
     pub const RXC_INSERTS_VN0_BL_NCB: Event = Event::row(395);
-    /// `UNC_M3UPI_RxC_INSERTS_VN0.BL_NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN0.BL_NCS` (experimental).
     pub const RXC_INSERTS_VN0_BL_NCS: Event = Event::row(396);
-    /// `UNC_M3UPI_RxC_INSERTS_VN1.AD_REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN1.AD_REQ` (experimental).
     pub const RXC_INSERTS_VN1_AD_REQ: Event = Event::row(397);
-    /// `UNC_M3UPI_RxC_INSERTS_VN1.AD_SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN1.AD_SNP` (experimental).
     pub const RXC_INSERTS_VN1_AD_SNP: Event = Event::row(398);
-    /// `UNC_M3UPI_RxC_INSERTS_VN1.AD_RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN1.AD_RSP` (experimental).
     pub const RXC_INSERTS_VN1_AD_RSP: Event = Event::row(399);
-    /// `UNC_M3UPI_RxC_INSERTS_VN1.BL_RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN1.BL_RSP` (experimental).
     pub const RXC_INSERTS_VN1_BL_RSP: Event = Event::row(400);
-    /// `UNC_M3UPI_RxC_INSERTS_VN1.BL_WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN1.BL_WB` (experimental).
     pub const RXC_INSERTS_VN1_BL_WB: Event = Event::row(401);
-    /// `UNC_M3UPI_RxC_INSERTS_VN1.BL_NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN1.BL_NCB` (experimental).
     pub const RXC_INSERTS_VN1_BL_NCB: Event = Event::row(402);
-    /// `UNC_M3UPI_RxC_INSERTS_VN1.BL_NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_INSERTS_VN1.BL_NCS` (experimental).
     pub const RXC_INSERTS_VN1_BL_NCS: Event = Event::row(403);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.AD_REQ` (experimental).
     pub const RXC_OCCUPANCY_VN0_AD_REQ: Event = Event::row(404);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.AD_SNP` (experimental).
     pub const RXC_OCCUPANCY_VN0_AD_SNP: Event = Event::row(405);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.AD_RSP` (experimental).
     pub const RXC_OCCUPANCY_VN0_AD_RSP: Event = Event::row(406);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.BL_RSP` (experimental).
     pub const RXC_OCCUPANCY_VN0_BL_RSP: Event = Event::row(407);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.BL_WB` (experimental).
     pub const RXC_OCCUPANCY_VN0_BL_WB: Event = Event::row(408);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.BL_NCB` (experimental).
     pub const RXC_OCCUPANCY_VN0_BL_NCB: Event = Event::row(409);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN0.BL_NCS` (experimental).
     pub const RXC_OCCUPANCY_VN0_BL_NCS: Event = Event::row(410);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.AD_REQ` (experimental).
     pub const RXC_OCCUPANCY_VN1_AD_REQ: Event = Event::row(411);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.AD_SNP` (experimental).
     pub const RXC_OCCUPANCY_VN1_AD_SNP: Event = Event::row(412);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.AD_RSP` (experimental).
     pub const RXC_OCCUPANCY_VN1_AD_RSP: Event = Event::row(413);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.BL_RSP` (experimental).
     pub const RXC_OCCUPANCY_VN1_BL_RSP: Event = Event::row(414);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.BL_WB` (experimental).
     pub const RXC_OCCUPANCY_VN1_BL_WB: Event = Event::row(415);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.BL_NCB` (experimental).
     pub const RXC_OCCUPANCY_VN1_BL_NCB: Event = Event::row(416);
-    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_OCCUPANCY_VN1.BL_NCS` (experimental).
     pub const RXC_OCCUPANCY_VN1_BL_NCS: Event = Event::row(417);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_REQ` (experimental).
     pub const RXC_PACKING_MISS_VN0_AD_REQ: Event = Event::row(418);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_SNP` (experimental).
     pub const RXC_PACKING_MISS_VN0_AD_SNP: Event = Event::row(419);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.AD_RSP` (experimental).
     pub const RXC_PACKING_MISS_VN0_AD_RSP: Event = Event::row(420);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_RSP` (experimental).
     pub const RXC_PACKING_MISS_VN0_BL_RSP: Event = Event::row(421);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_WB` (experimental).
     pub const RXC_PACKING_MISS_VN0_BL_WB: Event = Event::row(422);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCB` (experimental).
     pub const RXC_PACKING_MISS_VN0_BL_NCB: Event = Event::row(423);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN0.BL_NCS` (experimental).
     pub const RXC_PACKING_MISS_VN0_BL_NCS: Event = Event::row(424);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_REQ` (experimental).
     pub const RXC_PACKING_MISS_VN1_AD_REQ: Event = Event::row(425);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_SNP` (experimental).
     pub const RXC_PACKING_MISS_VN1_AD_SNP: Event = Event::row(426);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.AD_RSP` (experimental).
     pub const RXC_PACKING_MISS_VN1_AD_RSP: Event = Event::row(427);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_RSP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_RSP` (experimental).
     pub const RXC_PACKING_MISS_VN1_BL_RSP: Event = Event::row(428);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_WB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_WB` (experimental).
     pub const RXC_PACKING_MISS_VN1_BL_WB: Event = Event::row(429);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCB` (experimental).
     pub const RXC_PACKING_MISS_VN1_BL_NCB: Event = Event::row(430);
-    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_PACKING_MISS_VN1.BL_NCS` (experimental).
     pub const RXC_PACKING_MISS_VN1_BL_NCS: Event = Event::row(431);
-    /// `UNC_M3UPI_RxC_SMI3_PFTCH.ARRIVED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_SMI3_PFTCH.ARRIVED` (experimental).
     pub const RXC_SMI3_PFTCH_ARRIVED: Event = Event::row(432);
-    /// `UNC_M3UPI_RxC_SMI3_PFTCH.ARB_LOST` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_SMI3_PFTCH.ARB_LOST` (experimental).
     pub const RXC_SMI3_PFTCH_ARB_LOST: Event = Event::row(433);
-    /// `UNC_M3UPI_RxC_SMI3_PFTCH.SLOTTED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_SMI3_PFTCH.SLOTTED` (experimental).
     pub const RXC_SMI3_PFTCH_SLOTTED: Event = Event::row(434);
-    /// `UNC_M3UPI_RxC_SMI3_PFTCH.DROP_OLD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_SMI3_PFTCH.DROP_OLD` (experimental).
     pub const RXC_SMI3_PFTCH_DROP_OLD: Event = Event::row(435);
-    /// `UNC_M3UPI_RxC_SMI3_PFTCH.DROP_WRAP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxC_SMI3_PFTCH.DROP_WRAP` (experimental).
     pub const RXC_SMI3_PFTCH_DROP_WRAP: Event = Event::row(436);
-    /// `UNC_M3UPI_RxC_VNA_CRD.USED` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxC_VNA_CRD.USED` (experimental).
     pub const RXC_VNA_CRD_USED: Event = Event::row(437);
-    /// `UNC_M3UPI_RxC_VNA_CRD.CORRECTED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_VNA_CRD.CORRECTED` (experimental).
     pub const RXC_VNA_CRD_CORRECTED: Event = Event::row(438);
-    /// `UNC_M3UPI_RxC_VNA_CRD.LT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxC_VNA_CRD.LT1` (experimental).
     pub const RXC_VNA_CRD_LT1: Event = Event::row(439);
-    /// `UNC_M3UPI_RxC_VNA_CRD.LT4` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxC_VNA_CRD.LT4` (experimental).
     pub const RXC_VNA_CRD_LT4: Event = Event::row(440);
-    /// `UNC_M3UPI_RxC_VNA_CRD.LT5` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxC_VNA_CRD.LT5` (experimental).
     pub const RXC_VNA_CRD_LT5: Event = Event::row(441);
-    /// `UNC_M3UPI_RxC_VNA_CRD.ANY_IN_USE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_VNA_CRD.ANY_IN_USE` (experimental).
     pub const RXC_VNA_CRD_ANY_IN_USE: Event = Event::row(442);
-    /// `UNC_M3UPI_RxR_BUSY_STARVED.AD_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxR_BUSY_STARVED.AD_BNC` (experimental).
     pub const RXR_BUSY_STARVED_AD_BNC: Event = Event::row(443);
-    /// `UNC_M3UPI_RxR_BUSY_STARVED.BL_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxR_BUSY_STARVED.BL_BNC` (experimental).
     pub const RXR_BUSY_STARVED_BL_BNC: Event = Event::row(444);
-    /// `UNC_M3UPI_RxR_BUSY_STARVED.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxR_BUSY_STARVED.AD_CRD` (experimental).
     pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(445);
-    /// `UNC_M3UPI_RxR_BUSY_STARVED.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_RxR_BUSY_STARVED.BL_CRD` (experimental).
     pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(446);
-    /// `UNC_M3UPI_RxR_BYPASS.AD_BNC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxR_BYPASS.AD_BNC` (experimental).
     pub const RXR_BYPASS_AD_BNC: Event = Event::row(447);
-    /// `UNC_M3UPI_RxR_BYPASS.AK_BNC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxR_BYPASS.AK_BNC` (experimental).
     pub const RXR_BYPASS_AK_BNC: Event = Event::row(448);
-    /// `UNC_M3UPI_RxR_BYPASS.BL_BNC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxR_BYPASS.BL_BNC` (experimental).
     pub const RXR_BYPASS_BL_BNC: Event = Event::row(449);
-    /// `UNC_M3UPI_RxR_BYPASS.IV_BNC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxR_BYPASS.IV_BNC` (experimental).
     pub const RXR_BYPASS_IV_BNC: Event = Event::row(450);
-    /// `UNC_M3UPI_RxR_BYPASS.AD_CRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxR_BYPASS.AD_CRD` (experimental).
     pub const RXR_BYPASS_AD_CRD: Event = Event::row(451);
-    /// `UNC_M3UPI_RxR_BYPASS.BL_CRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_RxR_BYPASS.BL_CRD` (experimental).
     pub const RXR_BYPASS_BL_CRD: Event = Event::row(452);
-    /// `UNC_M3UPI_RxR_CRD_STARVED.AD_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_CRD_STARVED.AD_BNC` (experimental).
     pub const RXR_CRD_STARVED_AD_BNC: Event = Event::row(453);
-    /// `UNC_M3UPI_RxR_CRD_STARVED.AK_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_CRD_STARVED.AK_BNC` (experimental).
     pub const RXR_CRD_STARVED_AK_BNC: Event = Event::row(454);
-    /// `UNC_M3UPI_RxR_CRD_STARVED.BL_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_CRD_STARVED.BL_BNC` (experimental).
     pub const RXR_CRD_STARVED_BL_BNC: Event = Event::row(455);
-    /// `UNC_M3UPI_RxR_CRD_STARVED.IV_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_CRD_STARVED.IV_BNC` (experimental).
     pub const RXR_CRD_STARVED_IV_BNC: Event = Event::row(456);
-    /// `UNC_M3UPI_RxR_CRD_STARVED.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_CRD_STARVED.AD_CRD` (experimental).
     pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(457);
-    /// `UNC_M3UPI_RxR_CRD_STARVED.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_CRD_STARVED.BL_CRD` (experimental).
     pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(458);
-    /// `UNC_M3UPI_RxR_CRD_STARVED.IFV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_CRD_STARVED.IFV` (experimental).
     pub const RXR_CRD_STARVED_IFV: Event = Event::row(459);
-    /// `UNC_M3UPI_RxR_INSERTS.AD_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_INSERTS.AD_BNC` (experimental).
     pub const RXR_INSERTS_AD_BNC: Event = Event::row(460);
-    /// `UNC_M3UPI_RxR_INSERTS.AK_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_INSERTS.AK_BNC` (experimental).
     pub const RXR_INSERTS_AK_BNC: Event = Event::row(461);
-    /// `UNC_M3UPI_RxR_INSERTS.BL_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_INSERTS.BL_BNC` (experimental).
     pub const RXR_INSERTS_BL_BNC: Event = Event::row(462);
-    /// `UNC_M3UPI_RxR_INSERTS.IV_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_INSERTS.IV_BNC` (experimental).
     pub const RXR_INSERTS_IV_BNC: Event = Event::row(463);
-    /// `UNC_M3UPI_RxR_INSERTS.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_INSERTS.AD_CRD` (experimental).
     pub const RXR_INSERTS_AD_CRD: Event = Event::row(464);
-    /// `UNC_M3UPI_RxR_INSERTS.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_INSERTS.BL_CRD` (experimental).
     pub const RXR_INSERTS_BL_CRD: Event = Event::row(465);
-    /// `UNC_M3UPI_RxR_OCCUPANCY.AD_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_OCCUPANCY.AD_BNC` (experimental).
     pub const RXR_OCCUPANCY_AD_BNC: Event = Event::row(466);
-    /// `UNC_M3UPI_RxR_OCCUPANCY.AK_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_OCCUPANCY.AK_BNC` (experimental).
     pub const RXR_OCCUPANCY_AK_BNC: Event = Event::row(467);
-    /// `UNC_M3UPI_RxR_OCCUPANCY.BL_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_OCCUPANCY.BL_BNC` (experimental).
     pub const RXR_OCCUPANCY_BL_BNC: Event = Event::row(468);
-    /// `UNC_M3UPI_RxR_OCCUPANCY.IV_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_OCCUPANCY.IV_BNC` (experimental).
     pub const RXR_OCCUPANCY_IV_BNC: Event = Event::row(469);
-    /// `UNC_M3UPI_RxR_OCCUPANCY.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_OCCUPANCY.AD_CRD` (experimental).
     pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(470);
-    /// `UNC_M3UPI_RxR_OCCUPANCY.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxR_OCCUPANCY.BL_CRD` (experimental).
     pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(471);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event::row(472);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event::row(473);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event::row(474);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event::row(475);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event::row(476);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event::row(477);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event::row(478);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event::row(479);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event::row(480);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event::row(481);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event::row(482);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event::row(483);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event::row(484);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event::row(485);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event::row(486);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event::row(487);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event::row(488);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event::row(489);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event::row(490);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event::row(491);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event::row(492);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event::row(493);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event::row(494);
-    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_STALL_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental).
     pub const STALL_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event::row(495);
-    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.AD_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.AD_BNC` (experimental).
     pub const TXR_HORZ_ADS_USED_AD_BNC: Event = Event::row(496);
-    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.AK_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.AK_BNC` (experimental).
     pub const TXR_HORZ_ADS_USED_AK_BNC: Event = Event::row(497);
-    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.BL_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.BL_BNC` (experimental).
     pub const TXR_HORZ_ADS_USED_BL_BNC: Event = Event::row(498);
-    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.AD_CRD` (experimental).
     pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event::row(499);
-    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_ADS_USED.BL_CRD` (experimental).
     pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event::row(500);
-    /// `UNC_M3UPI_TxR_HORZ_BYPASS.AD_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_BYPASS.AD_BNC` (experimental).
     pub const TXR_HORZ_BYPASS_AD_BNC: Event = Event::row(501);
-    /// `UNC_M3UPI_TxR_HORZ_BYPASS.AK_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_BYPASS.AK_BNC` (experimental).
     pub const TXR_HORZ_BYPASS_AK_BNC: Event = Event::row(502);
-    /// `UNC_M3UPI_TxR_HORZ_BYPASS.BL_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_BYPASS.BL_BNC` (experimental).
     pub const TXR_HORZ_BYPASS_BL_BNC: Event = Event::row(503);
-    /// `UNC_M3UPI_TxR_HORZ_BYPASS.IV_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_BYPASS.IV_BNC` (experimental).
     pub const TXR_HORZ_BYPASS_IV_BNC: Event = Event::row(504);
-    /// `UNC_M3UPI_TxR_HORZ_BYPASS.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_BYPASS.AD_CRD` (experimental).
     pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event::row(505);
-    /// `UNC_M3UPI_TxR_HORZ_BYPASS.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_BYPASS.BL_CRD` (experimental).
     pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event::row(506);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.AD_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.AD_BNC` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_AD_BNC: Event = Event::row(507);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.AK_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.AK_BNC` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_AK_BNC: Event = Event::row(508);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.BL_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.BL_BNC` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_BL_BNC: Event = Event::row(509);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.IV_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.IV_BNC` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_IV_BNC: Event = Event::row(510);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event::row(511);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event::row(512);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.AD_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.AD_BNC` (experimental).
     pub const TXR_HORZ_CYCLES_NE_AD_BNC: Event = Event::row(513);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.AK_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.AK_BNC` (experimental).
     pub const TXR_HORZ_CYCLES_NE_AK_BNC: Event = Event::row(514);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.BL_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.BL_BNC` (experimental).
     pub const TXR_HORZ_CYCLES_NE_BL_BNC: Event = Event::row(515);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.IV_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.IV_BNC` (experimental).
     pub const TXR_HORZ_CYCLES_NE_IV_BNC: Event = Event::row(516);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental).
     pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event::row(517);
-    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental).
     pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event::row(518);
-    /// `UNC_M3UPI_TxR_HORZ_INSERTS.AD_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_INSERTS.AD_BNC` (experimental).
     pub const TXR_HORZ_INSERTS_AD_BNC: Event = Event::row(519);
-    /// `UNC_M3UPI_TxR_HORZ_INSERTS.AK_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_INSERTS.AK_BNC` (experimental).
     pub const TXR_HORZ_INSERTS_AK_BNC: Event = Event::row(520);
-    /// `UNC_M3UPI_TxR_HORZ_INSERTS.BL_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_INSERTS.BL_BNC` (experimental).
     pub const TXR_HORZ_INSERTS_BL_BNC: Event = Event::row(521);
-    /// `UNC_M3UPI_TxR_HORZ_INSERTS.IV_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_INSERTS.IV_BNC` (experimental).
     pub const TXR_HORZ_INSERTS_IV_BNC: Event = Event::row(522);
-    /// `UNC_M3UPI_TxR_HORZ_INSERTS.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_INSERTS.AD_CRD` (experimental).
     pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event::row(523);
-    /// `UNC_M3UPI_TxR_HORZ_INSERTS.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_INSERTS.BL_CRD` (experimental).
     pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event::row(524);
-    /// `UNC_M3UPI_TxR_HORZ_NACK.AD_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_NACK.AD_BNC` (experimental).
     pub const TXR_HORZ_NACK_AD_BNC: Event = Event::row(525);
-    /// `UNC_M3UPI_TxR_HORZ_NACK.AK_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_NACK.AK_BNC` (experimental).
     pub const TXR_HORZ_NACK_AK_BNC: Event = Event::row(526);
-    /// `UNC_M3UPI_TxR_HORZ_NACK.BL_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_NACK.BL_BNC` (experimental).
     pub const TXR_HORZ_NACK_BL_BNC: Event = Event::row(527);
-    /// `UNC_M3UPI_TxR_HORZ_NACK.IV_BNC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_NACK.IV_BNC` (experimental).
     pub const TXR_HORZ_NACK_IV_BNC: Event = Event::row(528);
-    /// `UNC_M3UPI_TxR_HORZ_NACK.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_NACK.AD_CRD` (experimental).
     pub const TXR_HORZ_NACK_AD_CRD: Event = Event::row(529);
-    /// `UNC_M3UPI_TxR_HORZ_NACK.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_NACK.BL_CRD` (experimental).
     pub const TXR_HORZ_NACK_BL_CRD: Event = Event::row(530);
-    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.AD_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.AD_BNC` (experimental).
     pub const TXR_HORZ_OCCUPANCY_AD_BNC: Event = Event::row(531);
-    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.AK_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.AK_BNC` (experimental).
     pub const TXR_HORZ_OCCUPANCY_AK_BNC: Event = Event::row(532);
-    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.BL_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.BL_BNC` (experimental).
     pub const TXR_HORZ_OCCUPANCY_BL_BNC: Event = Event::row(533);
-    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.IV_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.IV_BNC` (experimental).
     pub const TXR_HORZ_OCCUPANCY_IV_BNC: Event = Event::row(534);
-    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental).
     pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event::row(535);
-    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental).
     pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event::row(536);
-    /// `UNC_M3UPI_TxR_HORZ_STARVED.AD_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_STARVED.AD_BNC` (experimental).
     pub const TXR_HORZ_STARVED_AD_BNC: Event = Event::row(537);
-    /// `UNC_M3UPI_TxR_HORZ_STARVED.AK_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_STARVED.AK_BNC` (experimental).
     pub const TXR_HORZ_STARVED_AK_BNC: Event = Event::row(538);
-    /// `UNC_M3UPI_TxR_HORZ_STARVED.BL_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_STARVED.BL_BNC` (experimental).
     pub const TXR_HORZ_STARVED_BL_BNC: Event = Event::row(539);
-    /// `UNC_M3UPI_TxR_HORZ_STARVED.IV_BNC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_HORZ_STARVED.IV_BNC` (experimental).
     pub const TXR_HORZ_STARVED_IV_BNC: Event = Event::row(540);
-    /// `UNC_M3UPI_TxR_VERT_ADS_USED.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_ADS_USED.AD_AG0` (experimental).
     pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event::row(541);
-    /// `UNC_M3UPI_TxR_VERT_ADS_USED.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_ADS_USED.AK_AG0` (experimental).
     pub const TXR_VERT_ADS_USED_AK_AG0: Event = Event::row(542);
-    /// `UNC_M3UPI_TxR_VERT_ADS_USED.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_ADS_USED.BL_AG0` (experimental).
     pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event::row(543);
-    /// `UNC_M3UPI_TxR_VERT_ADS_USED.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_ADS_USED.AD_AG1` (experimental).
     pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event::row(544);
-    /// `UNC_M3UPI_TxR_VERT_ADS_USED.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_ADS_USED.AK_AG1` (experimental).
     pub const TXR_VERT_ADS_USED_AK_AG1: Event = Event::row(545);
-    /// `UNC_M3UPI_TxR_VERT_ADS_USED.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_ADS_USED.BL_AG1` (experimental).
     pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event::row(546);
-    /// `UNC_M3UPI_TxR_VERT_BYPASS.AD_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_BYPASS.AD_AG0` (experimental).
     pub const TXR_VERT_BYPASS_AD_AG0: Event = Event::row(547);
-    /// `UNC_M3UPI_TxR_VERT_BYPASS.AK_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_BYPASS.AK_AG0` (experimental).
     pub const TXR_VERT_BYPASS_AK_AG0: Event = Event::row(548);
-    /// `UNC_M3UPI_TxR_VERT_BYPASS.BL_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_BYPASS.BL_AG0` (experimental).
     pub const TXR_VERT_BYPASS_BL_AG0: Event = Event::row(549);
-    /// `UNC_M3UPI_TxR_VERT_BYPASS.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_BYPASS.IV` (experimental).
     pub const TXR_VERT_BYPASS_IV: Event = Event::row(550);
-    /// `UNC_M3UPI_TxR_VERT_BYPASS.AD_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_BYPASS.AD_AG1` (experimental).
     pub const TXR_VERT_BYPASS_AD_AG1: Event = Event::row(551);
-    /// `UNC_M3UPI_TxR_VERT_BYPASS.AK_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_BYPASS.AK_AG1` (experimental).
     pub const TXR_VERT_BYPASS_AK_AG1: Event = Event::row(552);
-    /// `UNC_M3UPI_TxR_VERT_BYPASS.BL_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_BYPASS.BL_AG1` (experimental).
     pub const TXR_VERT_BYPASS_BL_AG1: Event = Event::row(553);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.AD_AG0` (experimental).
     pub const TXR_VERT_CYCLES_FULL_AD_AG0: Event = Event::row(554);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.AK_AG0` (experimental).
     pub const TXR_VERT_CYCLES_FULL_AK_AG0: Event = Event::row(555);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.BL_AG0` (experimental).
     pub const TXR_VERT_CYCLES_FULL_BL_AG0: Event = Event::row(556);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.IV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.IV` (experimental).
     pub const TXR_VERT_CYCLES_FULL_IV: Event = Event::row(557);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.AD_AG1` (experimental).
     pub const TXR_VERT_CYCLES_FULL_AD_AG1: Event = Event::row(558);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.AK_AG1` (experimental).
     pub const TXR_VERT_CYCLES_FULL_AK_AG1: Event = Event::row(559);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_FULL.BL_AG1` (experimental).
     pub const TXR_VERT_CYCLES_FULL_BL_AG1: Event = Event::row(560);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.AD_AG0` (experimental).
     pub const TXR_VERT_CYCLES_NE_AD_AG0: Event = Event::row(561);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.AK_AG0` (experimental).
     pub const TXR_VERT_CYCLES_NE_AK_AG0: Event = Event::row(562);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.BL_AG0` (experimental).
     pub const TXR_VERT_CYCLES_NE_BL_AG0: Event = Event::row(563);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.IV` (experimental).
     pub const TXR_VERT_CYCLES_NE_IV: Event = Event::row(564);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.AD_AG1` (experimental).
     pub const TXR_VERT_CYCLES_NE_AD_AG1: Event = Event::row(565);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.AK_AG1` (experimental).
     pub const TXR_VERT_CYCLES_NE_AK_AG1: Event = Event::row(566);
-    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_CYCLES_NE.BL_AG1` (experimental).
     pub const TXR_VERT_CYCLES_NE_BL_AG1: Event = Event::row(567);
-    /// `UNC_M3UPI_TxR_VERT_INSERTS.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_INSERTS.AD_AG0` (experimental).
     pub const TXR_VERT_INSERTS_AD_AG0: Event = Event::row(568);
-    /// `UNC_M3UPI_TxR_VERT_INSERTS.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_INSERTS.AK_AG0` (experimental).
     pub const TXR_VERT_INSERTS_AK_AG0: Event = Event::row(569);
-    /// `UNC_M3UPI_TxR_VERT_INSERTS.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_INSERTS.BL_AG0` (experimental).
     pub const TXR_VERT_INSERTS_BL_AG0: Event = Event::row(570);
-    /// `UNC_M3UPI_TxR_VERT_INSERTS.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_INSERTS.IV` (experimental).
     pub const TXR_VERT_INSERTS_IV: Event = Event::row(571);
-    /// `UNC_M3UPI_TxR_VERT_INSERTS.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_INSERTS.AD_AG1` (experimental).
     pub const TXR_VERT_INSERTS_AD_AG1: Event = Event::row(572);
-    /// `UNC_M3UPI_TxR_VERT_INSERTS.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_INSERTS.AK_AG1` (experimental).
     pub const TXR_VERT_INSERTS_AK_AG1: Event = Event::row(573);
-    /// `UNC_M3UPI_TxR_VERT_INSERTS.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_INSERTS.BL_AG1` (experimental).
     pub const TXR_VERT_INSERTS_BL_AG1: Event = Event::row(574);
-    /// `UNC_M3UPI_TxR_VERT_NACK.AD_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_NACK.AD_AG0` (experimental).
     pub const TXR_VERT_NACK_AD_AG0: Event = Event::row(575);
-    /// `UNC_M3UPI_TxR_VERT_NACK.AK_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_NACK.AK_AG0` (experimental).
     pub const TXR_VERT_NACK_AK_AG0: Event = Event::row(576);
-    /// `UNC_M3UPI_TxR_VERT_NACK.BL_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_NACK.BL_AG0` (experimental).
     pub const TXR_VERT_NACK_BL_AG0: Event = Event::row(577);
-    /// `UNC_M3UPI_TxR_VERT_NACK.AD_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_NACK.AD_AG1` (experimental).
     pub const TXR_VERT_NACK_AD_AG1: Event = Event::row(578);
-    /// `UNC_M3UPI_TxR_VERT_NACK.AK_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_NACK.AK_AG1` (experimental).
     pub const TXR_VERT_NACK_AK_AG1: Event = Event::row(579);
-    /// `UNC_M3UPI_TxR_VERT_NACK.BL_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_NACK.BL_AG1` (experimental).
     pub const TXR_VERT_NACK_BL_AG1: Event = Event::row(580);
-    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.AD_AG0` (experimental).
     pub const TXR_VERT_OCCUPANCY_AD_AG0: Event = Event::row(581);
-    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.AK_AG0` (experimental).
     pub const TXR_VERT_OCCUPANCY_AK_AG0: Event = Event::row(582);
-    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.BL_AG0` (experimental).
     pub const TXR_VERT_OCCUPANCY_BL_AG0: Event = Event::row(583);
-    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.IV` (experimental).
     pub const TXR_VERT_OCCUPANCY_IV: Event = Event::row(584);
-    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.AD_AG1` (experimental).
     pub const TXR_VERT_OCCUPANCY_AD_AG1: Event = Event::row(585);
-    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.AK_AG1` (experimental).
     pub const TXR_VERT_OCCUPANCY_AK_AG1: Event = Event::row(586);
-    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_OCCUPANCY.BL_AG1` (experimental).
     pub const TXR_VERT_OCCUPANCY_BL_AG1: Event = Event::row(587);
-    /// `UNC_M3UPI_TxR_VERT_STARVED.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_STARVED.AD_AG0` (experimental).
     pub const TXR_VERT_STARVED_AD_AG0: Event = Event::row(588);
-    /// `UNC_M3UPI_TxR_VERT_STARVED.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_STARVED.AK_AG0` (experimental).
     pub const TXR_VERT_STARVED_AK_AG0: Event = Event::row(589);
-    /// `UNC_M3UPI_TxR_VERT_STARVED.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_STARVED.BL_AG0` (experimental).
     pub const TXR_VERT_STARVED_BL_AG0: Event = Event::row(590);
-    /// `UNC_M3UPI_TxR_VERT_STARVED.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_STARVED.AD_AG1` (experimental).
     pub const TXR_VERT_STARVED_AD_AG1: Event = Event::row(591);
-    /// `UNC_M3UPI_TxR_VERT_STARVED.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_STARVED.AK_AG1` (experimental).
     pub const TXR_VERT_STARVED_AK_AG1: Event = Event::row(592);
-    /// `UNC_M3UPI_TxR_VERT_STARVED.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_STARVED.BL_AG1` (experimental).
     pub const TXR_VERT_STARVED_BL_AG1: Event = Event::row(593);
-    /// `UNC_M3UPI_VERT_RING_AD_IN_USE.UP_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_AD_IN_USE.UP_EVEN` (experimental).
     pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event::row(594);
-    /// `UNC_M3UPI_VERT_RING_AD_IN_USE.UP_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_AD_IN_USE.UP_ODD` (experimental).
     pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event::row(595);
-    /// `UNC_M3UPI_VERT_RING_AD_IN_USE.DN_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_AD_IN_USE.DN_EVEN` (experimental).
     pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event::row(596);
-    /// `UNC_M3UPI_VERT_RING_AD_IN_USE.DN_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_AD_IN_USE.DN_ODD` (experimental).
     pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event::row(597);
-    /// `UNC_M3UPI_VERT_RING_AK_IN_USE.UP_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_AK_IN_USE.UP_EVEN` (experimental).
     pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event::row(598);
-    /// `UNC_M3UPI_VERT_RING_AK_IN_USE.UP_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_AK_IN_USE.UP_ODD` (experimental).
     pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event::row(599);
-    /// `UNC_M3UPI_VERT_RING_AK_IN_USE.DN_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_AK_IN_USE.DN_EVEN` (experimental).
     pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event::row(600);
-    /// `UNC_M3UPI_VERT_RING_AK_IN_USE.DN_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_AK_IN_USE.DN_ODD` (experimental).
     pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event::row(601);
-    /// `UNC_M3UPI_VERT_RING_BL_IN_USE.UP_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_BL_IN_USE.UP_EVEN` (experimental).
     pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event::row(602);
-    /// `UNC_M3UPI_VERT_RING_BL_IN_USE.UP_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_BL_IN_USE.UP_ODD` (experimental).
     pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event::row(603);
-    /// `UNC_M3UPI_VERT_RING_BL_IN_USE.DN_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_BL_IN_USE.DN_EVEN` (experimental).
     pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event::row(604);
-    /// `UNC_M3UPI_VERT_RING_BL_IN_USE.DN_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_BL_IN_USE.DN_ODD` (experimental).
     pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event::row(605);
-    /// `UNC_M3UPI_VERT_RING_IV_IN_USE.UP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_IV_IN_USE.UP` (experimental).
     pub const VERT_RING_IV_IN_USE_UP: Event = Event::row(606);
-    /// `UNC_M3UPI_VERT_RING_IV_IN_USE.DN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_VERT_RING_IV_IN_USE.DN` (experimental).
     pub const VERT_RING_IV_IN_USE_DN: Event = Event::row(607);
-    /// `UNC_M3UPI_D2C_SENT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_D2C_SENT` (experimental).
     pub const D2C_SENT: Event = Event::row(608);
-    /// `UNC_M3UPI_FAST_ASSERTED.VERT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_FAST_ASSERTED.VERT` (experimental).
     pub const FAST_ASSERTED_VERT: Event = Event::row(609);
-    /// `UNC_M3UPI_FAST_ASSERTED.HORZ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_FAST_ASSERTED.HORZ` (experimental).
     pub const FAST_ASSERTED_HORZ: Event = Event::row(610);
-    /// `UNC_M3UPI_RxC_FLITS_SENT.SLOTS_1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SENT.SLOTS_1` (experimental).
     pub const RXC_FLITS_SENT_SLOTS_1: Event = Event::row(611);
-    /// `UNC_M3UPI_RxC_FLITS_SENT.SLOTS_2` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SENT.SLOTS_2` (experimental).
     pub const RXC_FLITS_SENT_SLOTS_2: Event = Event::row(612);
-    /// `UNC_M3UPI_RxC_FLITS_SENT.SLOTS_3` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_RxC_FLITS_SENT.SLOTS_3` (experimental).
     pub const RXC_FLITS_SENT_SLOTS_3: Event = Event::row(613);
-    /// `UNC_M3UPI_TxR_VERT_NACK.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_NACK.IV` (experimental).
     pub const TXR_VERT_NACK_IV: Event = Event::row(614);
-    /// `UNC_M3UPI_TxR_VERT_STARVED.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M3UPI_TxR_VERT_STARVED.IV` (experimental).
     pub const TXR_VERT_STARVED_IV: Event = Event::row(615);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VNA` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VNA` (experimental).
     pub const UPI_PEER_BL_CREDITS_EMPTY_VNA: Event = Event::row(616);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_RSP` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_RSP` (experimental).
     pub const UPI_PEER_BL_CREDITS_EMPTY_VN0_RSP: Event = Event::row(617);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_NCS_NCB` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_NCS_NCB` (experimental).
     pub const UPI_PEER_BL_CREDITS_EMPTY_VN0_NCS_NCB: Event = Event::row(618);
-    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_WB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M3UPI_UPI_PEER_BL_CREDITS_EMPTY.VN0_WB` (experimental).
     pub const UPI_PEER_BL_CREDITS_EMPTY_VN0_WB: Event = Event::row(619);
 }
 

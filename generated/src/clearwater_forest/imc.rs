@@ -441,158 +441,109 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_M_HCLOCKTICKS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_HCLOCKTICKS` (experimental).
     pub const HCLOCKTICKS: Event = Event::row(40);
-    /// `UNC_M_ACT_COUNT.RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_ACT_COUNT.RD` (experimental).
     pub const ACT_COUNT_RD: Event = Event::row(41);
-    /// `UNC_M_ACT_COUNT.WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_ACT_COUNT.WR` (experimental).
     pub const ACT_COUNT_WR: Event = Event::row(42);
-    /// `UNC_M_ACT_COUNT.UFILL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_ACT_COUNT.UFILL` (experimental).
     pub const ACT_COUNT_UFILL: Event = Event::row(43);
-    /// `UNC_M_PRE_COUNT.RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PRE_COUNT.RD` (experimental).
     pub const PRE_COUNT_RD: Event = Event::row(44);
-    /// `UNC_M_PRE_COUNT.WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PRE_COUNT.WR` (experimental).
     pub const PRE_COUNT_WR: Event = Event::row(45);
-    /// `UNC_M_PRE_COUNT.UFILL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PRE_COUNT.UFILL` (experimental).
     pub const PRE_COUNT_UFILL: Event = Event::row(46);
-    /// `UNC_M_CAS_COUNT_SCH0.WR_PRE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_CAS_COUNT_SCH0.WR_PRE` (experimental).
     pub const CAS_COUNT_SCH0_WR_PRE: Event = Event::row(47);
-    /// `UNC_M_CAS_COUNT_SCH0.WR_NONPRE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_CAS_COUNT_SCH0.WR_NONPRE` (experimental).
     pub const CAS_COUNT_SCH0_WR_NONPRE: Event = Event::row(48);
-    /// `UNC_M_CAS_COUNT_SCH1.WR_PRE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_CAS_COUNT_SCH1.WR_PRE` (experimental).
     pub const CAS_COUNT_SCH1_WR_PRE: Event = Event::row(49);
-    /// `UNC_M_CAS_COUNT_SCH1.WR_NONPRE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_CAS_COUNT_SCH1.WR_NONPRE` (experimental).
     pub const CAS_COUNT_SCH1_WR_NONPRE: Event = Event::row(50);
-    /// `UNC_M_RPQ_INSERTS.PCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RPQ_INSERTS.PCH0` (experimental).
     pub const RPQ_INSERTS_PCH0: Event = Event::row(51);
-    /// `UNC_M_RPQ_INSERTS.PCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RPQ_INSERTS.PCH1` (experimental).
     pub const RPQ_INSERTS_PCH1: Event = Event::row(52);
-    /// `UNC_M_WPQ_INSERTS.PCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_INSERTS.PCH0` (experimental).
     pub const WPQ_INSERTS_PCH0: Event = Event::row(53);
-    /// `UNC_M_WPQ_INSERTS.PCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_INSERTS.PCH1` (experimental).
     pub const WPQ_INSERTS_PCH1: Event = Event::row(54);
-    /// `UNC_M_RDB_INSERTS.SCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RDB_INSERTS.SCH0` (experimental).
     pub const RDB_INSERTS_SCH0: Event = Event::row(55);
-    /// `UNC_M_RDB_INSERTS.SCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RDB_INSERTS.SCH1` (experimental).
     pub const RDB_INSERTS_SCH1: Event = Event::row(56);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0` (experimental).
     pub const POWER_THROTTLE_CYCLES_BW_SLOT0: Event = Event::row(57);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1` (experimental).
     pub const POWER_THROTTLE_CYCLES_BW_SLOT1: Event = Event::row(58);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK0` (experimental).
     pub const POWERDOWN_CYCLES_SCH0_RANK0: Event = Event::row(59);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK1` (experimental).
     pub const POWERDOWN_CYCLES_SCH0_RANK1: Event = Event::row(60);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK2` (experimental).
     pub const POWERDOWN_CYCLES_SCH0_RANK2: Event = Event::row(61);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK3` (experimental).
     pub const POWERDOWN_CYCLES_SCH0_RANK3: Event = Event::row(62);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK0` (experimental).
     pub const POWERDOWN_CYCLES_SCH1_RANK0: Event = Event::row(63);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK1` (experimental).
     pub const POWERDOWN_CYCLES_SCH1_RANK1: Event = Event::row(64);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK2` (experimental).
     pub const POWERDOWN_CYCLES_SCH1_RANK2: Event = Event::row(65);
-    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK3` (experimental).
     pub const POWERDOWN_CYCLES_SCH1_RANK3: Event = Event::row(66);
-    /// `UNC_M_POWER_CHANNEL_PPD_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_POWER_CHANNEL_PPD_CYCLES` (experimental).
     pub const POWER_CHANNEL_PPD_CYCLES: Event = Event::row(67);
-    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES` (experimental).
     pub const SELF_REFRESH_ENTER_SUCCESS_CYCLES: Event = Event::row(68);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK` (experimental).
     pub const POWER_THROTTLE_CYCLES_RAPLBLK: Event = Event::row(69);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN` (experimental).
     pub const POWER_THROTTLE_CYCLES_MR4BLKEN: Event = Event::row(70);
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0` (experimental).
     pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT0: Event = Event::row(71);
-    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1` (experimental).
     pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT1: Event = Event::row(72);
-    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT0` (experimental).
     pub const THROTTLE_LOW_CYCLES_SLOT0: Event = Event::row(73);
-    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT1` (experimental).
     pub const THROTTLE_LOW_CYCLES_SLOT1: Event = Event::row(74);
-    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT0` (experimental).
     pub const THROTTLE_MID_CYCLES_SLOT0: Event = Event::row(75);
-    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT1` (experimental).
     pub const THROTTLE_MID_CYCLES_SLOT1: Event = Event::row(76);
-    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT0` (experimental).
     pub const THROTTLE_HIGH_CYCLES_SLOT0: Event = Event::row(77);
-    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT1` (experimental).
     pub const THROTTLE_HIGH_CYCLES_SLOT1: Event = Event::row(78);
-    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT0` (experimental).
     pub const THROTTLE_CRIT_CYCLES_SLOT0: Event = Event::row(79);
-    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT1` (experimental).
     pub const THROTTLE_CRIT_CYCLES_SLOT1: Event = Event::row(80);
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0` (experimental).
     pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM0: Event = Event::row(81);
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1` (experimental).
     pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM1: Event = Event::row(82);
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0` (experimental).
     pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM0: Event = Event::row(83);
-    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1` (experimental).
     pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM1: Event = Event::row(84);
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0` (experimental).
     pub const MR4_2XREF_CYCLES_SCH0_DIMM0: Event = Event::row(85);
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1` (experimental).
     pub const MR4_2XREF_CYCLES_SCH0_DIMM1: Event = Event::row(86);
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0` (experimental).
     pub const MR4_2XREF_CYCLES_SCH1_DIMM0: Event = Event::row(87);
-    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1` (experimental).
     pub const MR4_2XREF_CYCLES_SCH1_DIMM1: Event = Event::row(88);
-    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS` (experimental).
     pub const SELF_REFRESH_ENTER_SUCCESS: Event = Event::row(89);
 }
 

@@ -1248,1751 +1248,1171 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_CXL_EXP_LOCAL: Event = Event::row(128);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_RFO_CXL_EXP_LOCAL: Event = Event::row(129);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_EXP_LOCAL: Event = Event::row(130);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_EXP_LOCAL: Event = Event::row(131);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCUR_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCUR_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_RRQ_MISS_RDCUR_CXL_EXP_LOCAL: Event = Event::row(132);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCODE_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCODE_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_RRQ_MISS_RDCODE_CXL_EXP_LOCAL: Event = Event::row(133);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDDATA_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDDATA_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_RRQ_MISS_RDDATA_CXL_EXP_LOCAL: Event = Event::row(134);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL: Event = Event::row(135);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL: Event = Event::row(136);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCUR_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCUR_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_RRQ_MISS_RDCUR_CXL_EXP_LOCAL: Event = Event::row(137);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCODE_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCODE_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_RRQ_MISS_RDCODE_CXL_EXP_LOCAL: Event = Event::row(138);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDDATA_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDDATA_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_RRQ_MISS_RDDATA_CXL_EXP_LOCAL: Event = Event::row(139);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL: Event = Event::row(140);
-    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL: Event = Event::row(141);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL: Event = Event::row(142);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL: Event = Event::row(143);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL: Event = Event::row(144);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL: Event = Event::row(145);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_EXP_LOCAL: Event = Event::row(146);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_EXP_LOCAL: Event = Event::row(147);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_EXP_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_EXP_LOCAL: Event = Event::row(148);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_EXP_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_EXP_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_EXP_LOCAL: Event = Event::row(149);
-    /// `UNC_CHA_REQUESTS.INVITOE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_REQUESTS.INVITOE` (experimental).
     pub const REQUESTS_INVITOE: Event = Event::row(150);
-    /// `UNC_CHA_SNOOPS_SENT.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.ALL` (experimental).
     pub const SNOOPS_SENT_ALL: Event = Event::row(151);
-    /// `UNC_CHA_SNOOPS_SENT.LOCAL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.LOCAL` (experimental).
     pub const SNOOPS_SENT_LOCAL: Event = Event::row(152);
-    /// `UNC_CHA_SNOOPS_SENT.REMOTE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.REMOTE` (experimental).
     pub const SNOOPS_SENT_REMOTE: Event = Event::row(153);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL` (experimental).
     pub const SNOOPS_SENT_BCST_LOCAL: Event = Event::row(154);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE` (experimental).
     pub const SNOOPS_SENT_BCST_REMOTE: Event = Event::row(155);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL` (experimental).
     pub const SNOOPS_SENT_DIRECT_LOCAL: Event = Event::row(156);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE` (experimental).
     pub const SNOOPS_SENT_DIRECT_REMOTE: Event = Event::row(157);
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental).
     pub const DIR_LOOKUP_NO_SNP: Event = Event::row(158);
-    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental).
     pub const DIR_LOOKUP_SNP: Event = Event::row(159);
-    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental).
     pub const OSB_LOCAL_INVITOE: Event = Event::row(160);
-    /// `UNC_CHA_OSB.LOCAL_READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.LOCAL_READ` (experimental).
     pub const OSB_LOCAL_READ: Event = Event::row(161);
-    /// `UNC_CHA_OSB.REMOTE_READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.REMOTE_READ` (experimental).
     pub const OSB_REMOTE_READ: Event = Event::row(162);
-    /// `UNC_CHA_OSB.REMOTE_READINVITOE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_OSB.REMOTE_READINVITOE` (experimental).
     pub const OSB_REMOTE_READINVITOE: Event = Event::row(163);
-    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST` (experimental).
     pub const OSB_RFO_HITS_SNP_BCAST: Event = Event::row(164);
-    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental).
     pub const OSB_OFF_PWRHEURISTIC: Event = Event::row(165);
-    /// `UNC_CHA_WB_PUSH_MTOI.LLC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_WB_PUSH_MTOI.LLC` (experimental).
     pub const WB_PUSH_MTOI_LLC: Event = Event::row(166);
-    /// `UNC_CHA_WB_PUSH_MTOI.MEM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_WB_PUSH_MTOI.MEM` (experimental).
     pub const WB_PUSH_MTOI_MEM: Event = Event::row(167);
-    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN` (experimental).
     pub const BYPASS_CHA_IMC_TAKEN: Event = Event::row(168);
-    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE` (experimental).
     pub const BYPASS_CHA_IMC_INTERMEDIATE: Event = Event::row(169);
-    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN` (experimental).
     pub const BYPASS_CHA_IMC_NOT_TAKEN: Event = Event::row(170);
-    /// `UNC_CHA_READ_NO_CREDITS.MC0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC0` (experimental).
     pub const READ_NO_CREDITS_MC0: Event = Event::row(171);
-    /// `UNC_CHA_READ_NO_CREDITS.MC1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC1` (experimental).
     pub const READ_NO_CREDITS_MC1: Event = Event::row(172);
-    /// `UNC_CHA_READ_NO_CREDITS.MC2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC2` (experimental).
     pub const READ_NO_CREDITS_MC2: Event = Event::row(173);
-    /// `UNC_CHA_READ_NO_CREDITS.MC3` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC3` (experimental).
     pub const READ_NO_CREDITS_MC3: Event = Event::row(174);
-    /// `UNC_CHA_READ_NO_CREDITS.MC4` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC4` (experimental).
     pub const READ_NO_CREDITS_MC4: Event = Event::row(175);
-    /// `UNC_CHA_READ_NO_CREDITS.MC5` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC5` (experimental).
     pub const READ_NO_CREDITS_MC5: Event = Event::row(176);
-    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY` (experimental).
     pub const IMC_READS_COUNT_PRIORITY: Event = Event::row(177);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC0` (experimental).
     pub const WRITE_NO_CREDITS_MC0: Event = Event::row(178);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC1` (experimental).
     pub const WRITE_NO_CREDITS_MC1: Event = Event::row(179);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC2` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC2` (experimental).
     pub const WRITE_NO_CREDITS_MC2: Event = Event::row(180);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC3` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC3` (experimental).
     pub const WRITE_NO_CREDITS_MC3: Event = Event::row(181);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC4` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC4` (experimental).
     pub const WRITE_NO_CREDITS_MC4: Event = Event::row(182);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC5` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC5` (experimental).
     pub const WRITE_NO_CREDITS_MC5: Event = Event::row(183);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
     pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(184);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
     pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(185);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
     pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(186);
-    /// `UNC_CHA_SNOOP_RESP.RSPI` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPI` (experimental).
     pub const SNOOP_RESP_RSPI: Event = Event::row(187);
-    /// `UNC_CHA_SNOOP_RESP.RSPIFWD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPIFWD` (experimental).
     pub const SNOOP_RESP_RSPIFWD: Event = Event::row(188);
-    /// `UNC_CHA_SNOOP_RESP.RSPS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPS` (experimental).
     pub const SNOOP_RESP_RSPS: Event = Event::row(189);
-    /// `UNC_CHA_SNOOP_RESP.RSPSFWD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPSFWD` (experimental).
     pub const SNOOP_RESP_RSPSFWD: Event = Event::row(190);
-    /// `UNC_CHA_SNOOP_RESP.RSPWB` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPWB` (experimental).
     pub const SNOOP_RESP_RSPWB: Event = Event::row(191);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB` (experimental).
     pub const SNOOP_RESP_RSPFWDWB: Event = Event::row(192);
-    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT` (experimental).
     pub const SNOOP_RESP_RSPCNFLCT: Event = Event::row(193);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPFWD` (experimental).
     pub const SNOOP_RESP_RSPFWD: Event = Event::row(194);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPI: Event = Event::row(195);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPS: Event = Event::row(196);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPIFWD: Event = Event::row(197);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPSFWD: Event = Event::row(198);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPWB: Event = Event::row(199);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPFWDWB: Event = Event::row(200);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPCNFLCT: Event = Event::row(201);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPFWD: Event = Event::row(202);
-    /// `UNC_CHA_HITME_LOOKUP.READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_LOOKUP.READ` (experimental).
     pub const HITME_LOOKUP_READ: Event = Event::row(203);
-    /// `UNC_CHA_HITME_LOOKUP.WRITE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_LOOKUP.WRITE` (experimental).
     pub const HITME_LOOKUP_WRITE: Event = Event::row(204);
-    /// `UNC_CHA_HITME_HIT.EX_RDS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_HIT.EX_RDS` (experimental).
     pub const HITME_HIT_EX_RDS: Event = Event::row(205);
-    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ` (experimental).
     pub const HITME_HIT_SHARED_OWNREQ: Event = Event::row(206);
-    /// `UNC_CHA_HITME_HIT.WBMTOE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_HIT.WBMTOE` (experimental).
     pub const HITME_HIT_WBMTOE: Event = Event::row(207);
-    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S` (experimental).
     pub const HITME_HIT_WBMTOI_OR_S: Event = Event::row(208);
-    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN` (experimental).
     pub const HITME_MISS_SHARED_RDINVOWN: Event = Event::row(209);
-    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN` (experimental).
     pub const HITME_MISS_NOTSHARED_RDINVOWN: Event = Event::row(210);
-    /// `UNC_CHA_HITME_MISS.READ_OR_INV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_MISS.READ_OR_INV` (experimental).
     pub const HITME_MISS_READ_OR_INV: Event = Event::row(211);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC` (experimental).
     pub const HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC: Event = Event::row(212);
-    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM` (experimental).
     pub const HITME_UPDATE_RSPFWDI_REM: Event = Event::row(213);
-    /// `UNC_CHA_HITME_UPDATE.SHARED` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.SHARED` (experimental).
     pub const HITME_UPDATE_SHARED: Event = Event::row(214);
-    /// `UNC_CHA_HITME_UPDATE.RDINVOWN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.RDINVOWN` (experimental).
     pub const HITME_UPDATE_RDINVOWN: Event = Event::row(215);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE` (experimental).
     pub const HITME_UPDATE_DEALLOCATE: Event = Event::row(216);
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM` (experimental).
     pub const SNOOP_RSP_MISC_MTOI_RSPIFWDM: Event = Event::row(217);
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM` (experimental).
     pub const SNOOP_RSP_MISC_MTOI_RSPDATAM: Event = Event::row(218);
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF` (experimental).
     pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF: Event = Event::row(219);
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC` (experimental).
     pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC: Event = Event::row(220);
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF` (experimental).
     pub const SNOOP_RSP_MISC_PULLDATAPTL_HITSF: Event = Event::row(221);
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC` (experimental).
     pub const SNOOP_RSP_MISC_PULLDATAPTL_HITLLC: Event = Event::row(222);
-    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP` (experimental).
     pub const DIRECT_GO_OPC_EXTCMP: Event = Event::row(223);
-    /// `UNC_CHA_DIRECT_GO_OPC.PULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.PULL` (experimental).
     pub const DIRECT_GO_OPC_PULL: Event = Event::row(224);
-    /// `UNC_CHA_DIRECT_GO_OPC.GO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.GO` (experimental).
     pub const DIRECT_GO_OPC_GO: Event = Event::row(225);
-    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL` (experimental).
     pub const DIRECT_GO_OPC_GO_PULL: Event = Event::row(226);
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO` (experimental).
     pub const DIRECT_GO_OPC_FAST_GO: Event = Event::row(227);
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL` (experimental).
     pub const DIRECT_GO_OPC_FAST_GO_PULL: Event = Event::row(228);
-    /// `UNC_CHA_DIRECT_GO_OPC.NOP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.NOP` (experimental).
     pub const DIRECT_GO_OPC_NOP: Event = Event::row(229);
-    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS` (experimental).
     pub const DIRECT_GO_OPC_IDLE_DUE_SUPPRESS: Event = Event::row(230);
-    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC` (experimental).
     pub const DIRECT_GO_HA_TOR_DEALLOC: Event = Event::row(231);
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C` (experimental).
     pub const DIRECT_GO_HA_SUPPRESS_NO_D2C: Event = Event::row(232);
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD` (experimental).
     pub const DIRECT_GO_HA_SUPPRESS_DRD: Event = Event::row(233);
-    /// `UNC_CHA_XPT_PREF.SENT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.SENT0` (experimental).
     pub const XPT_PREF_SENT0: Event = Event::row(234);
-    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD` (experimental).
     pub const XPT_PREF_DROP0_NOCRD: Event = Event::row(235);
-    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT` (experimental).
     pub const XPT_PREF_DROP0_CONFLICT: Event = Event::row(236);
-    /// `UNC_CHA_XPT_PREF.SENT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.SENT1` (experimental).
     pub const XPT_PREF_SENT1: Event = Event::row(237);
-    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD` (experimental).
     pub const XPT_PREF_DROP1_NOCRD: Event = Event::row(238);
-    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT` (experimental).
     pub const XPT_PREF_DROP1_CONFLICT: Event = Event::row(239);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental).
     pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event::row(240);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
     pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(241);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
     pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(242);
-    /// `UNC_CHA_RxC_OCCUPANCY.IPQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OCCUPANCY.IPQ` (experimental).
     pub const RXC_OCCUPANCY_IPQ: Event = Event::row(243);
-    /// `UNC_CHA_RxC_OCCUPANCY.RRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OCCUPANCY.RRQ` (experimental).
     pub const RXC_OCCUPANCY_RRQ: Event = Event::row(244);
-    /// `UNC_CHA_RxC_OCCUPANCY.WBQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OCCUPANCY.WBQ` (experimental).
     pub const RXC_OCCUPANCY_WBQ: Event = Event::row(245);
-    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental).
     pub const RXC_INSERTS_IRQ: Event = Event::row(246);
-    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ` (experimental).
     pub const RXC_INSERTS_IRQ_REJ: Event = Event::row(247);
-    /// `UNC_CHA_RxC_INSERTS.IPQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.IPQ` (experimental).
     pub const RXC_INSERTS_IPQ: Event = Event::row(248);
-    /// `UNC_CHA_RxC_INSERTS.PRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.PRQ` (experimental).
     pub const RXC_INSERTS_PRQ: Event = Event::row(249);
-    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ` (experimental).
     pub const RXC_INSERTS_PRQ_REJ: Event = Event::row(250);
-    /// `UNC_CHA_RxC_INSERTS.RRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.RRQ` (experimental).
     pub const RXC_INSERTS_RRQ: Event = Event::row(251);
-    /// `UNC_CHA_RxC_INSERTS.WBQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.WBQ` (experimental).
     pub const RXC_INSERTS_WBQ: Event = Event::row(252);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_AD_REQ_VN0: Event = Event::row(253);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_AD_RSP_VN0: Event = Event::row(254);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_BL_RSP_VN0: Event = Event::row(255);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_BL_WB_VN0: Event = Event::row(256);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_BL_NCB_VN0: Event = Event::row(257);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_BL_NCS_VN0: Event = Event::row(258);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_IRQ0_REJECT_AK_NON_UPI: Event = Event::row(259);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_IRQ0_REJECT_IV_NON_UPI: Event = Event::row(260);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event::row(261);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0` (experimental).
     pub const RXC_IRQ1_REJECT_ANY0: Event = Event::row(262);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.HA` (experimental).
     pub const RXC_IRQ1_REJECT_HA: Event = Event::row(263);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_IRQ1_REJECT_LLC_VICTIM: Event = Event::row(264);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_IRQ1_REJECT_SF_VICTIM: Event = Event::row(265);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM` (experimental).
     pub const RXC_IRQ1_REJECT_VICTIM: Event = Event::row(266);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_IRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(267);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_IRQ1_REJECT_ALLOW_SNP: Event = Event::row(268);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_AD_REQ_VN0: Event = Event::row(269);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_AD_RSP_VN0: Event = Event::row(270);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_BL_RSP_VN0: Event = Event::row(271);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_BL_WB_VN0: Event = Event::row(272);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_BL_NCB_VN0: Event = Event::row(273);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_BL_NCS_VN0: Event = Event::row(274);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_PRQ0_REJECT_AK_NON_UPI: Event = Event::row(275);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_PRQ0_REJECT_IV_NON_UPI: Event = Event::row(276);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0` (experimental).
     pub const RXC_PRQ1_REJECT_ANY0: Event = Event::row(277);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.HA` (experimental).
     pub const RXC_PRQ1_REJECT_HA: Event = Event::row(278);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_PRQ1_REJECT_LLC_VICTIM: Event = Event::row(279);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_PRQ1_REJECT_SF_VICTIM: Event = Event::row(280);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM` (experimental).
     pub const RXC_PRQ1_REJECT_VICTIM: Event = Event::row(281);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_PRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(282);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_PRQ1_REJECT_ALLOW_SNP: Event = Event::row(283);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_PRQ1_REJECT_PA_MATCH: Event = Event::row(284);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_AD_REQ_VN0: Event = Event::row(285);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_AD_RSP_VN0: Event = Event::row(286);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_BL_RSP_VN0: Event = Event::row(287);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_BL_WB_VN0: Event = Event::row(288);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_BL_NCB_VN0: Event = Event::row(289);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_BL_NCS_VN0: Event = Event::row(290);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_IPQ0_REJECT_AK_NON_UPI: Event = Event::row(291);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_IPQ0_REJECT_IV_NON_UPI: Event = Event::row(292);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0` (experimental).
     pub const RXC_IPQ1_REJECT_ANY0: Event = Event::row(293);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.HA` (experimental).
     pub const RXC_IPQ1_REJECT_HA: Event = Event::row(294);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_IPQ1_REJECT_LLC_VICTIM: Event = Event::row(295);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_IPQ1_REJECT_SF_VICTIM: Event = Event::row(296);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM` (experimental).
     pub const RXC_IPQ1_REJECT_VICTIM: Event = Event::row(297);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_IPQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(298);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_IPQ1_REJECT_ALLOW_SNP: Event = Event::row(299);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_IPQ1_REJECT_PA_MATCH: Event = Event::row(300);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_AD_REQ_VN0: Event = Event::row(301);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_AD_RSP_VN0: Event = Event::row(302);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_BL_RSP_VN0: Event = Event::row(303);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_BL_WB_VN0: Event = Event::row(304);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_BL_NCB_VN0: Event = Event::row(305);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_BL_NCS_VN0: Event = Event::row(306);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_ISMQ0_REJECT_AK_NON_UPI: Event = Event::row(307);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_ISMQ0_REJECT_IV_NON_UPI: Event = Event::row(308);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0` (experimental).
     pub const RXC_ISMQ1_REJECT_ANY0: Event = Event::row(309);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA` (experimental).
     pub const RXC_ISMQ1_REJECT_HA: Event = Event::row(310);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_AD_REQ_VN0: Event = Event::row(311);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_AD_RSP_VN0: Event = Event::row(312);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_BL_RSP_VN0: Event = Event::row(313);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_BL_WB_VN0: Event = Event::row(314);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_BL_NCB_VN0: Event = Event::row(315);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_BL_NCS_VN0: Event = Event::row(316);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_RRQ0_REJECT_AK_NON_UPI: Event = Event::row(317);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_RRQ0_REJECT_IV_NON_UPI: Event = Event::row(318);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0` (experimental).
     pub const RXC_RRQ1_REJECT_ANY0: Event = Event::row(319);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.HA` (experimental).
     pub const RXC_RRQ1_REJECT_HA: Event = Event::row(320);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_RRQ1_REJECT_LLC_VICTIM: Event = Event::row(321);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_RRQ1_REJECT_SF_VICTIM: Event = Event::row(322);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM` (experimental).
     pub const RXC_RRQ1_REJECT_VICTIM: Event = Event::row(323);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_RRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(324);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_RRQ1_REJECT_ALLOW_SNP: Event = Event::row(325);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_RRQ1_REJECT_PA_MATCH: Event = Event::row(326);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_AD_REQ_VN0: Event = Event::row(327);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_AD_RSP_VN0: Event = Event::row(328);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_BL_RSP_VN0: Event = Event::row(329);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_BL_WB_VN0: Event = Event::row(330);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_BL_NCB_VN0: Event = Event::row(331);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_BL_NCS_VN0: Event = Event::row(332);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_WBQ0_REJECT_AK_NON_UPI: Event = Event::row(333);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_WBQ0_REJECT_IV_NON_UPI: Event = Event::row(334);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0` (experimental).
     pub const RXC_WBQ1_REJECT_ANY0: Event = Event::row(335);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.HA` (experimental).
     pub const RXC_WBQ1_REJECT_HA: Event = Event::row(336);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_WBQ1_REJECT_LLC_VICTIM: Event = Event::row(337);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_WBQ1_REJECT_SF_VICTIM: Event = Event::row(338);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM` (experimental).
     pub const RXC_WBQ1_REJECT_VICTIM: Event = Event::row(339);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_WBQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(340);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_WBQ1_REJECT_ALLOW_SNP: Event = Event::row(341);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_WBQ1_REJECT_PA_MATCH: Event = Event::row(342);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_AD_REQ_VN0: Event = Event::row(343);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_AD_RSP_VN0: Event = Event::row(344);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_BL_RSP_VN0: Event = Event::row(345);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_BL_WB_VN0: Event = Event::row(346);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_BL_NCB_VN0: Event = Event::row(347);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_BL_NCS_VN0: Event = Event::row(348);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI` (experimental).
     pub const RXC_REQ_Q0_RETRY_AK_NON_UPI: Event = Event::row(349);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI` (experimental).
     pub const RXC_REQ_Q0_RETRY_IV_NON_UPI: Event = Event::row(350);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0` (experimental).
     pub const RXC_REQ_Q1_RETRY_ANY0: Event = Event::row(351);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA` (experimental).
     pub const RXC_REQ_Q1_RETRY_HA: Event = Event::row(352);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM` (experimental).
     pub const RXC_REQ_Q1_RETRY_LLC_VICTIM: Event = Event::row(353);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM` (experimental).
     pub const RXC_REQ_Q1_RETRY_SF_VICTIM: Event = Event::row(354);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM` (experimental).
     pub const RXC_REQ_Q1_RETRY_VICTIM: Event = Event::row(355);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY` (experimental).
     pub const RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY: Event = Event::row(356);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP` (experimental).
     pub const RXC_REQ_Q1_RETRY_ALLOW_SNP: Event = Event::row(357);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH` (experimental).
     pub const RXC_REQ_Q1_RETRY_PA_MATCH: Event = Event::row(358);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_AD_REQ_VN0: Event = Event::row(359);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_AD_RSP_VN0: Event = Event::row(360);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_BL_RSP_VN0: Event = Event::row(361);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_BL_WB_VN0: Event = Event::row(362);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_BL_NCB_VN0: Event = Event::row(363);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_BL_NCS_VN0: Event = Event::row(364);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI` (experimental).
     pub const RXC_ISMQ0_RETRY_AK_NON_UPI: Event = Event::row(365);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI` (experimental).
     pub const RXC_ISMQ0_RETRY_IV_NON_UPI: Event = Event::row(366);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0` (experimental).
     pub const RXC_ISMQ1_RETRY_ANY0: Event = Event::row(367);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA` (experimental).
     pub const RXC_ISMQ1_RETRY_HA: Event = Event::row(368);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_AD_REQ_VN0: Event = Event::row(369);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_AD_RSP_VN0: Event = Event::row(370);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_BL_RSP_VN0: Event = Event::row(371);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_BL_WB_VN0: Event = Event::row(372);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_BL_NCB_VN0: Event = Event::row(373);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_BL_NCS_VN0: Event = Event::row(374);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI` (experimental).
     pub const RXC_OTHER0_RETRY_AK_NON_UPI: Event = Event::row(375);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI` (experimental).
     pub const RXC_OTHER0_RETRY_IV_NON_UPI: Event = Event::row(376);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0` (experimental).
     pub const RXC_OTHER1_RETRY_ANY0: Event = Event::row(377);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.HA` (experimental).
     pub const RXC_OTHER1_RETRY_HA: Event = Event::row(378);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM` (experimental).
     pub const RXC_OTHER1_RETRY_LLC_VICTIM: Event = Event::row(379);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM` (experimental).
     pub const RXC_OTHER1_RETRY_SF_VICTIM: Event = Event::row(380);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM` (experimental).
     pub const RXC_OTHER1_RETRY_VICTIM: Event = Event::row(381);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY` (experimental).
     pub const RXC_OTHER1_RETRY_LLC_OR_SF_WAY: Event = Event::row(382);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP` (experimental).
     pub const RXC_OTHER1_RETRY_ALLOW_SNP: Event = Event::row(383);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH` (experimental).
     pub const RXC_OTHER1_RETRY_PA_MATCH: Event = Event::row(384);
-    /// `UNC_CHA_CORE_SNP.REMOTE_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.REMOTE_ONE` (experimental).
     pub const CORE_SNP_REMOTE_ONE: Event = Event::row(385);
-    /// `UNC_CHA_CORE_SNP.EXT_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.EXT_ONE` (experimental).
     pub const CORE_SNP_EXT_ONE: Event = Event::row(386);
-    /// `UNC_CHA_CORE_SNP.CORE_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.CORE_ONE` (experimental).
     pub const CORE_SNP_CORE_ONE: Event = Event::row(387);
-    /// `UNC_CHA_CORE_SNP.EVICT_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.EVICT_ONE` (experimental).
     pub const CORE_SNP_EVICT_ONE: Event = Event::row(388);
-    /// `UNC_CHA_CORE_SNP.ANY_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.ANY_ONE` (experimental).
     pub const CORE_SNP_ANY_ONE: Event = Event::row(389);
-    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE` (experimental).
     pub const CORE_SNP_REMOTE_GTONE: Event = Event::row(390);
-    /// `UNC_CHA_CORE_SNP.EXT_GTONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.EXT_GTONE` (experimental).
     pub const CORE_SNP_EXT_GTONE: Event = Event::row(391);
-    /// `UNC_CHA_CORE_SNP.CORE_GTONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.CORE_GTONE` (experimental).
     pub const CORE_SNP_CORE_GTONE: Event = Event::row(392);
-    /// `UNC_CHA_CORE_SNP.EVICT_GTONE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.EVICT_GTONE` (experimental).
     pub const CORE_SNP_EVICT_GTONE: Event = Event::row(393);
-    /// `UNC_CHA_CORE_SNP.ANY_GTONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.ANY_GTONE` (experimental).
     pub const CORE_SNP_ANY_GTONE: Event = Event::row(394);
-    /// `UNC_CHA_LLC_LOOKUP.I` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.I` (experimental).
     pub const LLC_LOOKUP_I: Event = Event::row(395);
-    /// `UNC_CHA_LLC_LOOKUP.SF_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.SF_S` (experimental).
     pub const LLC_LOOKUP_SF_S: Event = Event::row(396);
-    /// `UNC_CHA_LLC_LOOKUP.SF_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.SF_E` (experimental).
     pub const LLC_LOOKUP_SF_E: Event = Event::row(397);
-    /// `UNC_CHA_LLC_LOOKUP.SF_H` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.SF_H` (experimental).
     pub const LLC_LOOKUP_SF_H: Event = Event::row(398);
-    /// `UNC_CHA_LLC_LOOKUP.S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.S` (experimental).
     pub const LLC_LOOKUP_S: Event = Event::row(399);
-    /// `UNC_CHA_LLC_LOOKUP.E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.E` (experimental).
     pub const LLC_LOOKUP_E: Event = Event::row(400);
-    /// `UNC_CHA_LLC_LOOKUP.M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.M` (experimental).
     pub const LLC_LOOKUP_M: Event = Event::row(401);
-    /// `UNC_CHA_LLC_LOOKUP.F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.F` (experimental).
     pub const LLC_LOOKUP_F: Event = Event::row(402);
-    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental).
     pub const LLC_LOOKUP_RFO: Event = Event::row(403);
-    /// `UNC_CHA_LLC_LOOKUP.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.ALL` (experimental).
     pub const LLC_LOOKUP_ALL: Event = Event::row(404);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_RD` (experimental).
     pub const LLC_LOOKUP_DATA_RD: Event = Event::row(405);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV` (experimental).
     pub const LLC_LOOKUP_FLUSH_INV: Event = Event::row(406);
-    /// `UNC_CHA_LLC_LOOKUP.CODE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.CODE` (experimental).
     pub const LLC_LOOKUP_CODE: Event = Event::row(407);
-    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS` (experimental).
     pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event::row(408);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS` (experimental).
     pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event::row(409);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_OTHER` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_OTHER` (experimental).
     pub const LLC_LOOKUP_REMOTE_OTHER: Event = Event::row(410);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV` (experimental).
     pub const LLC_LOOKUP_REMOTE_FLUSH_INV: Event = Event::row(411);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD` (experimental).
     pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event::row(412);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO` (experimental).
     pub const LLC_LOOKUP_REMOTE_RFO: Event = Event::row(413);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE` (experimental).
     pub const LLC_LOOKUP_REMOTE_CODE: Event = Event::row(414);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental).
     pub const LLC_LOOKUP_REMOTE_SNP: Event = Event::row(415);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV` (experimental).
     pub const LLC_LOOKUP_LOCAL_FLUSH_INV: Event = Event::row(416);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD` (experimental).
     pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event::row(417);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO` (experimental).
     pub const LLC_LOOKUP_LOCAL_RFO: Event = Event::row(418);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE` (experimental).
     pub const LLC_LOOKUP_LOCAL_CODE: Event = Event::row(419);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD` (experimental).
     pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event::row(420);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO` (experimental).
     pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event::row(421);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE` (experimental).
     pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event::row(422);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD` (experimental).
     pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event::row(423);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO` (experimental).
     pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event::row(424);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE` (experimental).
     pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event::row(425);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF` (experimental).
     pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event::row(426);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF` (experimental).
     pub const LLC_LOOKUP_LOCAL_PF: Event = Event::row(427);
-    /// `UNC_CHA_TOR_INSERTS.SNPS_FROM_REM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.SNPS_FROM_REM` (experimental).
     pub const TOR_INSERTS_SNPS_FROM_REM: Event = Event::row(428);
-    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
     pub const TOR_INSERTS_ALL: Event = Event::row(429);
-    /// `UNC_CHA_TOR_INSERTS.IRQ_IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IRQ_IA` (experimental).
     pub const TOR_INSERTS_IRQ_IA: Event = Event::row(430);
-    /// `UNC_CHA_TOR_INSERTS.EVICT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.EVICT` (experimental).
     pub const TOR_INSERTS_EVICT: Event = Event::row(431);
-    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF` (experimental).
     pub const TOR_INSERTS_PRQ_IOSF: Event = Event::row(432);
-    /// `UNC_CHA_TOR_INSERTS.IPQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IPQ` (experimental).
     pub const TOR_INSERTS_IPQ: Event = Event::row(433);
-    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA` (experimental).
     pub const TOR_INSERTS_IRQ_NON_IA: Event = Event::row(434);
-    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF` (experimental).
     pub const TOR_INSERTS_PRQ_NON_IOSF: Event = Event::row(435);
-    /// `UNC_CHA_TOR_INSERTS.RRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.RRQ` (experimental).
     pub const TOR_INSERTS_RRQ: Event = Event::row(436);
-    /// `UNC_CHA_TOR_INSERTS.WBQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.WBQ` (experimental).
     pub const TOR_INSERTS_WBQ: Event = Event::row(437);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental).
     pub const TOR_INSERTS_LOC_IO: Event = Event::row(438);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental).
     pub const TOR_INSERTS_LOC_IA: Event = Event::row(439);
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
     pub const TOR_INSERTS_LOC_ALL: Event = Event::row(440);
-    /// `UNC_CHA_TOR_INSERTS.REM_SNPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.REM_SNPS` (experimental).
     pub const TOR_INSERTS_REM_SNPS: Event = Event::row(441);
-    /// `UNC_CHA_TOR_INSERTS.REM_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.REM_ALL` (experimental).
     pub const TOR_INSERTS_REM_ALL: Event = Event::row(442);
-    /// `UNC_CHA_TOR_INSERTS.HIT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.HIT` (experimental).
     pub const TOR_INSERTS_HIT: Event = Event::row(443);
-    /// `UNC_CHA_TOR_INSERTS.MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.MISS` (experimental).
     pub const TOR_INSERTS_MISS: Event = Event::row(444);
-    /// `UNC_CHA_TOR_INSERTS.MMCFG` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.MMCFG` (experimental).
     pub const TOR_INSERTS_MMCFG: Event = Event::row(445);
-    /// `UNC_CHA_TOR_INSERTS.MMIO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.MMIO` (experimental).
     pub const TOR_INSERTS_MMIO: Event = Event::row(446);
-    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT` (experimental).
     pub const TOR_INSERTS_LOCAL_TGT: Event = Event::row(447);
-    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT` (experimental).
     pub const TOR_INSERTS_REMOTE_TGT: Event = Event::row(448);
-    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC` (experimental).
     pub const TOR_INSERTS_MATCH_OPC: Event = Event::row(449);
-    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC` (experimental).
     pub const TOR_INSERTS_PREMORPH_OPC: Event = Event::row(450);
-    /// `UNC_CHA_TOR_INSERTS.NEARMEM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.NEARMEM` (experimental).
     pub const TOR_INSERTS_NEARMEM: Event = Event::row(451);
-    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM` (experimental).
     pub const TOR_INSERTS_NOT_NEARMEM: Event = Event::row(452);
-    /// `UNC_CHA_TOR_INSERTS.NONCOH` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.NONCOH` (experimental).
     pub const TOR_INSERTS_NONCOH: Event = Event::row(453);
-    /// `UNC_CHA_TOR_INSERTS.ISOC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.ISOC` (experimental).
     pub const TOR_INSERTS_ISOC: Event = Event::row(454);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT` (experimental).
     pub const TOR_INSERTS_IA_HIT_DRD_OPT: Event = Event::row(455);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF` (experimental).
     pub const TOR_INSERTS_IA_HIT_DRD_OPT_PREF: Event = Event::row(456);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_OPT: Event = Event::row(457);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF: Event = Event::row(458);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT` (experimental).
     pub const TOR_INSERTS_IA_DRD_OPT: Event = Event::row(459);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF` (experimental).
     pub const TOR_INSERTS_IA_DRD_OPT_PREF: Event = Event::row(460);
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF` (experimental).
     pub const TOR_INSERTS_IA_CRD_PREF: Event = Event::row(461);
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT` (experimental).
     pub const TOR_INSERTS_IA_CLFLUSHOPT: Event = Event::row(462);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOM` (experimental).
     pub const TOR_INSERTS_IA_ITOM: Event = Event::row(463);
-    /// `UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM` (experimental).
     pub const TOR_OCCUPANCY_SNPS_FROM_REM: Event = Event::row(464);
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental).
     pub const TOR_OCCUPANCY_ALL: Event = Event::row(465);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event::row(466);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA` (experimental).
     pub const TOR_OCCUPANCY_IRQ_IA: Event = Event::row(467);
-    /// `UNC_CHA_TOR_OCCUPANCY.EVICT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.EVICT` (experimental).
     pub const TOR_OCCUPANCY_EVICT: Event = Event::row(468);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.PRQ` (experimental).
     pub const TOR_OCCUPANCY_PRQ: Event = Event::row(469);
-    /// `UNC_CHA_TOR_OCCUPANCY.IPQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IPQ` (experimental).
     pub const TOR_OCCUPANCY_IPQ: Event = Event::row(470);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA` (experimental).
     pub const TOR_OCCUPANCY_IRQ_NON_IA: Event = Event::row(471);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF` (experimental).
     pub const TOR_OCCUPANCY_PRQ_NON_IOSF: Event = Event::row(472);
-    /// `UNC_CHA_TOR_OCCUPANCY.RRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ` (experimental).
     pub const TOR_OCCUPANCY_RRQ: Event = Event::row(473);
-    /// `UNC_CHA_TOR_OCCUPANCY.WBQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.WBQ` (experimental).
     pub const TOR_OCCUPANCY_WBQ: Event = Event::row(474);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental).
     pub const TOR_OCCUPANCY_LOC_IO: Event = Event::row(475);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental).
     pub const TOR_OCCUPANCY_LOC_IA: Event = Event::row(476);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental).
     pub const TOR_OCCUPANCY_LOC_ALL: Event = Event::row(477);
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS` (experimental).
     pub const TOR_OCCUPANCY_REM_SNPS: Event = Event::row(478);
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL` (experimental).
     pub const TOR_OCCUPANCY_REM_ALL: Event = Event::row(479);
-    /// `UNC_CHA_TOR_OCCUPANCY.HIT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.HIT` (experimental).
     pub const TOR_OCCUPANCY_HIT: Event = Event::row(480);
-    /// `UNC_CHA_TOR_OCCUPANCY.MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.MISS` (experimental).
     pub const TOR_OCCUPANCY_MISS: Event = Event::row(481);
-    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG` (experimental).
     pub const TOR_OCCUPANCY_MMCFG: Event = Event::row(482);
-    /// `UNC_CHA_TOR_OCCUPANCY.MMIO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.MMIO` (experimental).
     pub const TOR_OCCUPANCY_MMIO: Event = Event::row(483);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT` (experimental).
     pub const TOR_OCCUPANCY_LOCAL_TGT: Event = Event::row(484);
-    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT` (experimental).
     pub const TOR_OCCUPANCY_REMOTE_TGT: Event = Event::row(485);
-    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC` (experimental).
     pub const TOR_OCCUPANCY_MATCH_OPC: Event = Event::row(486);
-    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC` (experimental).
     pub const TOR_OCCUPANCY_PREMORPH_OPC: Event = Event::row(487);
-    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM` (experimental).
     pub const TOR_OCCUPANCY_NEARMEM: Event = Event::row(488);
-    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM` (experimental).
     pub const TOR_OCCUPANCY_NOT_NEARMEM: Event = Event::row(489);
-    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH` (experimental).
     pub const TOR_OCCUPANCY_NONCOH: Event = Event::row(490);
-    /// `UNC_CHA_TOR_OCCUPANCY.ISOC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.ISOC` (experimental).
     pub const TOR_OCCUPANCY_ISOC: Event = Event::row(491);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT: Event = Event::row(492);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF: Event = Event::row(493);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event::row(494);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT: Event = Event::row(495);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF: Event = Event::row(496);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO` (experimental).
     pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event::row(497);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO` (experimental).
     pub const TOR_OCCUPANCY_IO_RFO: Event = Event::row(498);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT` (experimental).
     pub const TOR_OCCUPANCY_IA_DRD_OPT: Event = Event::row(499);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_DRD_OPT_PREF: Event = Event::row(500);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event::row(501);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(502);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
     pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(503);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
     pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(504);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E` (experimental).
     pub const LLC_VICTIMS_TOTAL_E: Event = Event::row(505);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M` (experimental).
     pub const LLC_VICTIMS_TOTAL_M: Event = Event::row(506);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S` (experimental).
     pub const LLC_VICTIMS_TOTAL_S: Event = Event::row(507);
-    /// `UNC_CHA_LLC_VICTIMS.M_STATE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.M_STATE` (experimental).
     pub const LLC_VICTIMS_M_STATE: Event = Event::row(508);
-    /// `UNC_CHA_LLC_VICTIMS.E_STATE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.E_STATE` (experimental).
     pub const LLC_VICTIMS_E_STATE: Event = Event::row(509);
-    /// `UNC_CHA_LLC_VICTIMS.S_STATE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.S_STATE` (experimental).
     pub const LLC_VICTIMS_S_STATE: Event = Event::row(510);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY` (experimental).
     pub const LLC_VICTIMS_LOCAL_ONLY: Event = Event::row(511);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY` (experimental).
     pub const LLC_VICTIMS_REMOTE_ONLY: Event = Event::row(512);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
     pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(513);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
     pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(514);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
     pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(515);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
     pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(516);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
     pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(517);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
     pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(518);
-    /// `UNC_CHA_MISC.RFO_HIT_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.RFO_HIT_S` (experimental).
     pub const MISC_RFO_HIT_S: Event = Event::row(519);
-    /// `UNC_CHA_MISC.RSPI_WAS_FSE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.RSPI_WAS_FSE` (experimental).
     pub const MISC_RSPI_WAS_FSE: Event = Event::row(520);
-    /// `UNC_CHA_MISC.WC_ALIASING` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.WC_ALIASING` (experimental).
     pub const MISC_WC_ALIASING: Event = Event::row(521);
-    /// `UNC_CHA_MISC.CV0_PREF_VIC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.CV0_PREF_VIC` (experimental).
     pub const MISC_CV0_PREF_VIC: Event = Event::row(522);
-    /// `UNC_CHA_MISC.CV0_PREF_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.CV0_PREF_MISS` (experimental).
     pub const MISC_CV0_PREF_MISS: Event = Event::row(523);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event::row(524);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE` (experimental).
     pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event::row(525);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE` (experimental).
     pub const TOR_INSERTS_IA_DRDPTE: Event = Event::row(526);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE` (experimental).
     pub const TOR_INSERTS_IA_WBEFTOE: Event = Event::row(527);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE` (experimental).
     pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event::row(528);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA` (experimental).
     pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event::row(529);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event::row(530);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event::row(531);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event::row(532);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event::row(533);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE` (experimental).
     pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event::row(534);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE` (experimental).
     pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event::row(535);
-    /// `UNC_CHA_PMM_QOS.SLOW_INSERT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.SLOW_INSERT` (experimental).
     pub const PMM_QOS_SLOW_INSERT: Event = Event::row(536);
-    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT` (experimental).
     pub const PMM_QOS_DDR4_FAST_INSERT: Event = Event::row(537);
-    /// `UNC_CHA_PMM_QOS.THROTTLE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.THROTTLE` (experimental).
     pub const PMM_QOS_THROTTLE: Event = Event::row(538);
-    /// `UNC_CHA_PMM_QOS.REJ_IRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.REJ_IRQ` (experimental).
     pub const PMM_QOS_REJ_IRQ: Event = Event::row(539);
-    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ` (experimental).
     pub const PMM_QOS_THROTTLE_PRQ: Event = Event::row(540);
-    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ` (experimental).
     pub const PMM_QOS_THROTTLE_IRQ: Event = Event::row(541);
-    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP` (experimental).
     pub const PMM_QOS_SLOWTORQ_SKIP: Event = Event::row(542);
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO` (experimental).
     pub const PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO: Event = Event::row(543);
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO` (experimental).
     pub const PMM_QOS_OCCUPANCY_DDR_FAST_FIFO: Event = Event::row(544);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F` (experimental).
     pub const LLC_LOOKUP_LOCAL_F: Event = Event::row(545);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F` (experimental).
     pub const LLC_LOOKUP_REMOTE_F: Event = Event::row(546);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F` (experimental).
     pub const LLC_LOOKUP_REMOTE_SNOOP_F: Event = Event::row(547);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F` (experimental).
     pub const LLC_LOOKUP_DATA_READ_F: Event = Event::row(548);
-    /// `UNC_CHA_LLC_LOOKUP.ANY_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.ANY_F` (experimental).
     pub const LLC_LOOKUP_ANY_F: Event = Event::row(549);
-    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F` (experimental).
     pub const LLC_LOOKUP_OTHER_REQ_F: Event = Event::row(550);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F` (experimental).
     pub const LLC_LOOKUP_FLUSH_OR_INV_F: Event = Event::row(551);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F` (experimental).
     pub const LLC_LOOKUP_CODE_READ_F: Event = Event::row(552);
-    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F` (experimental).
     pub const LLC_LOOKUP_LLCPREF_LOCAL_F: Event = Event::row(553);
-    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F` (experimental).
     pub const LLC_LOOKUP_PREF_OR_DMND_REMOTE_F: Event = Event::row(554);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO_F` (experimental).
     pub const LLC_LOOKUP_RFO_F: Event = Event::row(555);
-    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL` (experimental).
     pub const LLC_LOOKUP_MISS_ALL: Event = Event::row(556);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental).
     pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event::row(557);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental).
     pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event::row(558);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental).
     pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event::row(559);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental).
     pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event::row(560);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental).
     pub const LLC_LOOKUP_RFO_LOCAL: Event = Event::row(561);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental).
     pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event::row(562);
-    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental).
     pub const LLC_LOOKUP_ALL_REMOTE: Event = Event::row(563);
-    /// `UNC_CHA_LLC_VICTIMS.IO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.IO` (experimental).
     pub const LLC_VICTIMS_IO: Event = Event::row(564);
-    /// `UNC_CHA_LLC_VICTIMS.IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.IA` (experimental).
     pub const LLC_VICTIMS_IA: Event = Event::row(565);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event::row(566);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(567);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(568);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event::row(569);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(570);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(571);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event::row(572);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event::row(573);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(574);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(575);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR` (experimental).
     pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event::row(576);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI` (experimental).
     pub const TOR_INSERTS_IA_WBMTOI: Event = Event::row(577);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM` (experimental).
     pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event::row(578);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM` (experimental).
     pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event::row(579);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF` (experimental).
     pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event::row(580);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL` (experimental).
     pub const TOR_INSERTS_IA_MISS_WIL: Event = Event::row(581);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCILF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WCILF` (experimental).
     pub const TOR_INSERTS_IA_WCILF: Event = Event::row(582);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event::row(583);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event::row(584);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(585);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(586);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event::row(587);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(588);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(589);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCIL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WCIL` (experimental).
     pub const TOR_INSERTS_IA_WCIL: Event = Event::row(590);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event::row(591);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event::row(592);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(593);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(594);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event::row(595);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(596);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(597);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event::row(598);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(599);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(600);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event::row(601);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(602);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(603);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event::row(604);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event::row(605);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(606);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(607);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT` (experimental).
     pub const TOR_OCCUPANCY_IA_CLFLUSHOPT: Event = Event::row(608);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR` (experimental).
     pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event::row(609);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI` (experimental).
     pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event::row(610);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IA_ITOM: Event = Event::row(611);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event::row(612);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event::row(613);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event::row(614);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event::row(615);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF` (experimental).
     pub const TOR_OCCUPANCY_IA_WCILF: Event = Event::row(616);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event::row(617);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event::row(618);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(619);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(620);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event::row(621);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(622);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(623);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL` (experimental).
     pub const TOR_OCCUPANCY_IA_WCIL: Event = Event::row(624);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event::row(625);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event::row(626);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(627);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(628);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event::row(629);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(630);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(631);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI` (experimental).
     pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event::row(632);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH` (experimental).
     pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event::row(633);
-    /// `UNC_CHA_TOR_OCCUPANCY.PMM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.PMM` (experimental).
     pub const TOR_OCCUPANCY_PMM: Event = Event::row(634);
-    /// `UNC_CHA_TOR_INSERTS.PMM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.PMM` (experimental).
     pub const TOR_INSERTS_PMM: Event = Event::row(635);
-    /// `UNC_CHA_TOR_OCCUPANCY.DDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.DDR` (experimental).
     pub const TOR_OCCUPANCY_DDR: Event = Event::row(636);
-    /// `UNC_CHA_TOR_INSERTS.DDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.DDR` (experimental).
     pub const TOR_INSERTS_DDR: Event = Event::row(637);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI: Event = Event::row(638);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR: Event = Event::row(639);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS2_IODC: Event = Event::row(640);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT` (experimental).
     pub const PMM_MEMMODE_NM_INVITOX_SETCONFLICT: Event = Event::row(641);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE` (experimental).
     pub const PMM_MEMMODE_NM_INVITOX_REMOTE: Event = Event::row(642);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL` (experimental).
     pub const PMM_MEMMODE_NM_INVITOX_LOCAL: Event = Event::row(643);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS_LLC: Event = Event::row(644);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR: Event = Event::row(645);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS_SF: Event = Event::row(646);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE` (experimental).
     pub const TOR_INSERTS_IA_WBMTOE: Event = Event::row(647);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI` (experimental).
     pub const TOR_INSERTS_IA_WBEFTOI: Event = Event::row(648);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI` (experimental).
     pub const TOR_INSERTS_IA_WBSTOI: Event = Event::row(649);
-    /// `UNC_CHA_LLC_VICTIMS.IO_MESF` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.IO_MESF` (experimental).
     pub const LLC_VICTIMS_IO_MESF: Event = Event::row(650);
-    /// `UNC_CHA_LLC_VICTIMS.IO_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.IO_E` (experimental).
     pub const LLC_VICTIMS_IO_E: Event = Event::row(651);
-    /// `UNC_CHA_LLC_VICTIMS.IO_FS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.IO_FS` (experimental).
     pub const LLC_VICTIMS_IO_FS: Event = Event::row(652);
-    /// `UNC_CHA_LLC_VICTIMS.IO_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.IO_M` (experimental).
     pub const LLC_VICTIMS_IO_M: Event = Event::row(653);
-    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F` (experimental).
     pub const LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F: Event = Event::row(654);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE` (experimental).
     pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event::row(655);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event::row(656);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event::row(657);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR` (experimental).
     pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event::row(658);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event::row(659);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event::row(660);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event::row(661);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event::row(662);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(663);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(664);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(665);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(666);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event::row(667);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event::row(668);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event::row(669);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event::row(670);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event::row(671);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event::row(672);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event::row(673);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event::row(674);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFOMORPH_CXL_ACC: Event = Event::row(675);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRDMORPH_CXL_ACC: Event = Event::row(676);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRDMORPH_CXL_ACC: Event = Event::row(677);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event::row(678);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_RFOMORPH_CXL_ACC: Event = Event::row(679);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRDMORPH_CXL_ACC: Event = Event::row(680);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRDMORPH_CXL_ACC: Event = Event::row(681);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event::row(682);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event::row(683);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event::row(684);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event::row(685);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event::row(686);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event::row(687);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event::row(688);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event::row(689);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event::row(690);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_CXL_ACC_LOCAL: Event = Event::row(691);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_HIT_CXL_ACC_LOCAL: Event = Event::row(692);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event::row(693);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event::row(694);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event::row(695);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event::row(696);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event::row(697);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event::row(698);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event::row(699);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event::row(700);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC_LOCAL: Event = Event::row(701);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC_LOCAL: Event = Event::row(702);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event::row(703);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event::row(704);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event::row(705);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event::row(706);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event::row(707);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event::row(708);
 }
 

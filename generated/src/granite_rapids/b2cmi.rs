@@ -628,146 +628,101 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM` (experimental).
     pub const IMC_READS_TO_DDR_AS_MEM: Event = Event::row(33);
-    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE` (experimental).
     pub const IMC_READS_TO_DDR_AS_CACHE: Event = Event::row(34);
-    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM` (experimental).
     pub const IMC_WRITES_TO_DDR_AS_MEM: Event = Event::row(35);
-    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE` (experimental).
     pub const IMC_WRITES_TO_DDR_AS_CACHE: Event = Event::row(36);
-    /// `UNC_B2CMI_IMC_WRITES.NI` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_IMC_WRITES.NI` (experimental).
     pub const IMC_WRITES_NI: Event = Event::row(37);
-    /// `UNC_B2CMI_IMC_WRITES.NI_MISS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_IMC_WRITES.NI_MISS` (experimental).
     pub const IMC_WRITES_NI_MISS: Event = Event::row(38);
-    /// `UNC_B2CMI_WR_TRACKER_INSERTS.CH0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_WR_TRACKER_INSERTS.CH0` (experimental).
     pub const WR_TRACKER_INSERTS_CH0: Event = Event::row(39);
-    /// `UNC_B2CMI_TAG_MISS.RD_CLEAN` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_TAG_MISS.RD_CLEAN` (experimental).
     pub const TAG_MISS_RD_CLEAN: Event = Event::row(40);
-    /// `UNC_B2CMI_TAG_MISS.RD_DIRTY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_TAG_MISS.RD_DIRTY` (experimental).
     pub const TAG_MISS_RD_DIRTY: Event = Event::row(41);
-    /// `UNC_B2CMI_TAG_MISS.WR_CLEAN` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_TAG_MISS.WR_CLEAN` (experimental).
     pub const TAG_MISS_WR_CLEAN: Event = Event::row(42);
-    /// `UNC_B2CMI_TAG_MISS.WR_DIRTY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_TAG_MISS.WR_DIRTY` (experimental).
     pub const TAG_MISS_WR_DIRTY: Event = Event::row(43);
-    /// `UNC_B2CMI_TAG_MISS.RD_2WAY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_TAG_MISS.RD_2WAY` (experimental).
     pub const TAG_MISS_RD_2WAY: Event = Event::row(44);
-    /// `UNC_B2CMI_TAG_MISS.WR_2WAY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_TAG_MISS.WR_2WAY` (experimental).
     pub const TAG_MISS_WR_2WAY: Event = Event::row(45);
-    /// `UNC_B2CMI_PREFCAM_OCCUPANCY.CH0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_PREFCAM_OCCUPANCY.CH0` (experimental).
     pub const PREFCAM_OCCUPANCY_CH0: Event = Event::row(46);
-    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT` (experimental).
     pub const PREFCAM_INSERTS_CH0_XPT: Event = Event::row(47);
-    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI` (experimental).
     pub const PREFCAM_INSERTS_CH0_UPI: Event = Event::row(48);
-    /// `UNC_B2CMI_TAG_HIT.WR_CLEAN` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_TAG_HIT.WR_CLEAN` (experimental).
     pub const TAG_HIT_WR_CLEAN: Event = Event::row(49);
-    /// `UNC_B2CMI_TAG_HIT.WR_DIRTY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_B2CMI_TAG_HIT.WR_DIRTY` (experimental).
     pub const TAG_HIT_WR_DIRTY: Event = Event::row(50);
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_I` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_I` (experimental).
     pub const DIRECTORY_HIT_DIRTY_I: Event = Event::row(51);
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_S` (experimental).
     pub const DIRECTORY_HIT_DIRTY_S: Event = Event::row(52);
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_A` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_A` (experimental).
     pub const DIRECTORY_HIT_DIRTY_A: Event = Event::row(53);
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_I` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_I` (experimental).
     pub const DIRECTORY_HIT_CLEAN_I: Event = Event::row(54);
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_S` (experimental).
     pub const DIRECTORY_HIT_CLEAN_S: Event = Event::row(55);
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_A` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_A` (experimental).
     pub const DIRECTORY_HIT_CLEAN_A: Event = Event::row(56);
-    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY` (experimental).
     pub const DIRECTORY_HIT_DIRTY: Event = Event::row(57);
-    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN` (experimental).
     pub const DIRECTORY_HIT_CLEAN: Event = Event::row(58);
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_I` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_I` (experimental).
     pub const DIRECTORY_MISS_DIRTY_I: Event = Event::row(59);
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_S` (experimental).
     pub const DIRECTORY_MISS_DIRTY_S: Event = Event::row(60);
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_A` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_A` (experimental).
     pub const DIRECTORY_MISS_DIRTY_A: Event = Event::row(61);
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_I` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_I` (experimental).
     pub const DIRECTORY_MISS_CLEAN_I: Event = Event::row(62);
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_S` (experimental).
     pub const DIRECTORY_MISS_CLEAN_S: Event = Event::row(63);
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_A` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_A` (experimental).
     pub const DIRECTORY_MISS_CLEAN_A: Event = Event::row(64);
-    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY` (experimental).
     pub const DIRECTORY_MISS_DIRTY: Event = Event::row(65);
-    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN` (experimental).
     pub const DIRECTORY_MISS_CLEAN: Event = Event::row(66);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY` (experimental).
     pub const DIRECTORY_UPDATE_HIT_ANY: Event = Event::row(67);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S` (experimental).
     pub const DIRECTORY_UPDATE_HIT_X2S: Event = Event::row(68);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A` (experimental).
     pub const DIRECTORY_UPDATE_HIT_X2A: Event = Event::row(69);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I` (experimental).
     pub const DIRECTORY_UPDATE_HIT_X2I: Event = Event::row(70);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S` (experimental).
     pub const DIRECTORY_UPDATE_MISS_X2S: Event = Event::row(71);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A` (experimental).
     pub const DIRECTORY_UPDATE_MISS_X2A: Event = Event::row(72);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I` (experimental).
     pub const DIRECTORY_UPDATE_MISS_X2I: Event = Event::row(73);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2S` (experimental).
     pub const DIRECTORY_UPDATE_X2S: Event = Event::row(74);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2A` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2A` (experimental).
     pub const DIRECTORY_UPDATE_X2A: Event = Event::row(75);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2I` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2I` (experimental).
     pub const DIRECTORY_UPDATE_X2I: Event = Event::row(76);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2I` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2I` (experimental).
     pub const DIRECTORY_UPDATE_S2I: Event = Event::row(77);
-    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2A` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2A` (experimental).
     pub const DIRECTORY_UPDATE_S2A: Event = Event::row(78);
 }
 

@@ -3132,482 +3132,325 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_CHA_RxC_OCCUPANCY.IRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OCCUPANCY.IRQ` (experimental).
     pub const RXC_OCCUPANCY_IRQ: Event = Event::row(207);
-    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental).
     pub const RXC_INSERTS_IRQ: Event = Event::row(208);
-    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental).
     pub const LLC_LOOKUP_RFO: Event = Event::row(209);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_RD` (experimental).
     pub const LLC_LOOKUP_DATA_RD: Event = Event::row(210);
-    /// `UNC_CHA_LLC_LOOKUP.CODE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.CODE` (experimental).
     pub const LLC_LOOKUP_CODE: Event = Event::row(211);
-    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS` (experimental).
     pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event::row(212);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS` (experimental).
     pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event::row(213);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD` (experimental).
     pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event::row(214);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO` (experimental).
     pub const LLC_LOOKUP_REMOTE_RFO: Event = Event::row(215);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE` (experimental).
     pub const LLC_LOOKUP_REMOTE_CODE: Event = Event::row(216);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental).
     pub const LLC_LOOKUP_REMOTE_SNP: Event = Event::row(217);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD` (experimental).
     pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event::row(218);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO` (experimental).
     pub const LLC_LOOKUP_LOCAL_RFO: Event = Event::row(219);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE` (experimental).
     pub const LLC_LOOKUP_LOCAL_CODE: Event = Event::row(220);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD` (experimental).
     pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event::row(221);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO` (experimental).
     pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event::row(222);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE` (experimental).
     pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event::row(223);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD` (experimental).
     pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event::row(224);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO` (experimental).
     pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event::row(225);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE` (experimental).
     pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event::row(226);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF` (experimental).
     pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event::row(227);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF` (experimental).
     pub const LLC_LOOKUP_LOCAL_PF: Event = Event::row(228);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental).
     pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event::row(229);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental).
     pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event::row(230);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental).
     pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event::row(231);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental).
     pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event::row(232);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental).
     pub const LLC_LOOKUP_RFO_LOCAL: Event = Event::row(233);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental).
     pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event::row(234);
-    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental).
     pub const LLC_LOOKUP_ALL_REMOTE: Event = Event::row(235);
-    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
     pub const TOR_INSERTS_ALL: Event = Event::row(236);
-    /// `UNC_CHA_TOR_INSERTS.IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA` (experimental).
     pub const TOR_INSERTS_IA: Event = Event::row(237);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT` (experimental).
     pub const TOR_INSERTS_IA_HIT: Event = Event::row(238);
-    /// `UNC_CHA_TOR_INSERTS.IO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IO` (experimental).
     pub const TOR_INSERTS_IO: Event = Event::row(239);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT` (experimental).
     pub const TOR_INSERTS_IO_HIT: Event = Event::row(240);
-    /// `UNC_CHA_TOR_INSERTS.IO_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS` (experimental).
     pub const TOR_INSERTS_IO_MISS: Event = Event::row(241);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental).
     pub const TOR_INSERTS_LOC_IO: Event = Event::row(242);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental).
     pub const TOR_INSERTS_LOC_IA: Event = Event::row(243);
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
     pub const TOR_INSERTS_LOC_ALL: Event = Event::row(244);
-    /// `UNC_CHA_TOR_INSERTS.REM_SNPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.REM_SNPS` (experimental).
     pub const TOR_INSERTS_REM_SNPS: Event = Event::row(245);
-    /// `UNC_CHA_TOR_INSERTS.REM_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.REM_ALL` (experimental).
     pub const TOR_INSERTS_REM_ALL: Event = Event::row(246);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event::row(247);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(248);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(249);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event::row(250);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(251);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(252);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event::row(253);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(254);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(255);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event::row(256);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(257);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(258);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR` (experimental).
     pub const TOR_INSERTS_CXL_HIT_FSRDCUR: Event = Event::row(259);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL` (experimental).
     pub const TOR_INSERTS_CXL_HIT_FSRDCURPTL: Event = Event::row(260);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR` (experimental).
     pub const TOR_INSERTS_CXL_HIT_MEMPUSHWR: Event = Event::row(261);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM` (experimental).
     pub const TOR_INSERTS_CXL_HIT_ITOM: Event = Event::row(262);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR` (experimental).
     pub const TOR_INSERTS_CXL_HIT_ITOMWR: Event = Event::row(263);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH` (experimental).
     pub const TOR_INSERTS_CXL_HIT_CLFLUSH: Event = Event::row(264);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WIL` (experimental).
     pub const TOR_INSERTS_CXL_HIT_WIL: Event = Event::row(265);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF` (experimental).
     pub const TOR_INSERTS_CXL_HIT_WCILF: Event = Event::row(266);
-    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL` (experimental).
     pub const TOR_INSERTS_CXL_HIT_WCIL: Event = Event::row(267);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR` (experimental).
     pub const TOR_INSERTS_CXL_MISS_FSRDCUR: Event = Event::row(268);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL` (experimental).
     pub const TOR_INSERTS_CXL_MISS_FSRDCURPTL: Event = Event::row(269);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR` (experimental).
     pub const TOR_INSERTS_CXL_MISS_MEMPUSHWR: Event = Event::row(270);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM` (experimental).
     pub const TOR_INSERTS_CXL_MISS_ITOM: Event = Event::row(271);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR` (experimental).
     pub const TOR_INSERTS_CXL_MISS_ITOMWR: Event = Event::row(272);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH` (experimental).
     pub const TOR_INSERTS_CXL_MISS_CLFLUSH: Event = Event::row(273);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WIL` (experimental).
     pub const TOR_INSERTS_CXL_MISS_WIL: Event = Event::row(274);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF` (experimental).
     pub const TOR_INSERTS_CXL_MISS_WCILF: Event = Event::row(275);
-    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL` (experimental).
     pub const TOR_INSERTS_CXL_MISS_WCIL: Event = Event::row(276);
-    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.ALL` (experimental).
     pub const TOR_OCCUPANCY_ALL: Event = Event::row(277);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA` (experimental).
     pub const TOR_OCCUPANCY_IA: Event = Event::row(278);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT: Event = Event::row(279);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS: Event = Event::row(280);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO` (experimental).
     pub const TOR_OCCUPANCY_IO: Event = Event::row(281);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT` (experimental).
     pub const TOR_OCCUPANCY_IO_HIT: Event = Event::row(282);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS: Event = Event::row(283);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental).
     pub const TOR_OCCUPANCY_LOC_IO: Event = Event::row(284);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental).
     pub const TOR_OCCUPANCY_LOC_IA: Event = Event::row(285);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental).
     pub const TOR_OCCUPANCY_LOC_ALL: Event = Event::row(286);
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS` (experimental).
     pub const TOR_OCCUPANCY_REM_SNPS: Event = Event::row(287);
-    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL` (experimental).
     pub const TOR_OCCUPANCY_REM_ALL: Event = Event::row(288);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event::row(289);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(290);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(291);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event::row(292);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(293);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(294);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event::row(295);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(296);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(297);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event::row(298);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(299);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(300);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_FSRDCUR: Event = Event::row(301);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_FSRDCURPTL: Event = Event::row(302);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_MEMPUSHWR: Event = Event::row(303);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_ITOM: Event = Event::row(304);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_ITOMWR: Event = Event::row(305);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_CLFLUSH: Event = Event::row(306);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_WIL: Event = Event::row(307);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_WCILF: Event = Event::row(308);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL` (experimental).
     pub const TOR_OCCUPANCY_CXL_HIT_WCIL: Event = Event::row(309);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_FSRDCUR: Event = Event::row(310);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_FSRDCURPTL: Event = Event::row(311);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_MEMPUSHWR: Event = Event::row(312);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_ITOM: Event = Event::row(313);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_ITOMWR: Event = Event::row(314);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_CLFLUSH: Event = Event::row(315);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_WIL: Event = Event::row(316);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_WCILF: Event = Event::row(317);
-    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL` (experimental).
     pub const TOR_OCCUPANCY_CXL_MISS_WCIL: Event = Event::row(318);
-    /// `UNC_CHA_LLC_VICTIMS.IO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.IO` (experimental).
     pub const LLC_VICTIMS_IO: Event = Event::row(319);
-    /// `UNC_CHA_LLC_VICTIMS.IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.IA` (experimental).
     pub const LLC_VICTIMS_IA: Event = Event::row(320);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
     pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(321);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
     pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(322);
-    /// `UNC_CHA_LLC_VICTIMS.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.ALL` (experimental).
     pub const LLC_VICTIMS_ALL: Event = Event::row(323);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M` (experimental).
     pub const LLC_VICTIMS_TOTAL_M: Event = Event::row(324);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E` (experimental).
     pub const LLC_VICTIMS_TOTAL_E: Event = Event::row(325);
-    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S` (experimental).
     pub const LLC_VICTIMS_TOTAL_S: Event = Event::row(326);
-    /// `UNC_CHA_SF_EVICTION.E_STATE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SF_EVICTION.E_STATE` (experimental).
     pub const SF_EVICTION_E_STATE: Event = Event::row(327);
-    /// `UNC_CHA_SF_EVICTION.S_STATE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SF_EVICTION.S_STATE` (experimental).
     pub const SF_EVICTION_S_STATE: Event = Event::row(328);
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental).
     pub const DIR_LOOKUP_NO_SNP: Event = Event::row(329);
-    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental).
     pub const DIR_LOOKUP_SNP: Event = Event::row(330);
-    /// `UNC_CHA_DIR_UPDATE.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIR_UPDATE.HA` (experimental).
     pub const DIR_UPDATE_HA: Event = Event::row(331);
-    /// `UNC_CHA_DIR_UPDATE.TOR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIR_UPDATE.TOR` (experimental).
     pub const DIR_UPDATE_TOR: Event = Event::row(332);
-    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental).
     pub const OSB_LOCAL_INVITOE: Event = Event::row(333);
-    /// `UNC_CHA_OSB.LOCAL_READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.LOCAL_READ` (experimental).
     pub const OSB_LOCAL_READ: Event = Event::row(334);
-    /// `UNC_CHA_OSB.REMOTE_READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.REMOTE_READ` (experimental).
     pub const OSB_REMOTE_READ: Event = Event::row(335);
-    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental).
     pub const OSB_OFF_PWRHEURISTIC: Event = Event::row(336);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL` (experimental).
     pub const IMC_WRITES_COUNT_FULL: Event = Event::row(337);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
     pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(338);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
     pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(339);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
     pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(340);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
     pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(341);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
     pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(342);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
     pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(343);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_F` (experimental).
     pub const LLC_VICTIMS_LOCAL_F: Event = Event::row(344);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
     pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(345);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
     pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(346);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
     pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(347);
-    /// `UNC_CHA_REMOTE_SF.HIT_SHARED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.HIT_SHARED` (experimental).
     pub const REMOTE_SF_HIT_SHARED: Event = Event::row(348);
-    /// `UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE` (experimental).
     pub const REMOTE_SF_HIT_EXCLUSIVE: Event = Event::row(349);
-    /// `UNC_CHA_REMOTE_SF.ALLOC_SHARED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.ALLOC_SHARED` (experimental).
     pub const REMOTE_SF_ALLOC_SHARED: Event = Event::row(350);
-    /// `UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE` (experimental).
     pub const REMOTE_SF_ALLOC_EXCLUSIVE: Event = Event::row(351);
-    /// `UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN` (experimental).
     pub const REMOTE_SF_DEALLOC_EVCTCLN: Event = Event::row(352);
-    /// `UNC_CHA_REMOTE_SF.UPDATE_SHARED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.UPDATE_SHARED` (experimental).
     pub const REMOTE_SF_UPDATE_SHARED: Event = Event::row(353);
-    /// `UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE` (experimental).
     pub const REMOTE_SF_UPDATE_EXCLUSIVE: Event = Event::row(354);
-    /// `UNC_CHA_REMOTE_SF.VICTIM_SHARED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.VICTIM_SHARED` (experimental).
     pub const REMOTE_SF_VICTIM_SHARED: Event = Event::row(355);
-    /// `UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE` (experimental).
     pub const REMOTE_SF_VICTIM_EXCLUSIVE: Event = Event::row(356);
-    /// `UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY` (experimental).
     pub const REMOTE_SF_INCLUSIVE_ONLY: Event = Event::row(357);
-    /// `UNC_CHA_REMOTE_SF.DIRBACKED_ONLY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_REMOTE_SF.DIRBACKED_ONLY` (experimental).
     pub const REMOTE_SF_DIRBACKED_ONLY: Event = Event::row(358);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event::row(359);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event::row(360);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event::row(361);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event::row(362);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event::row(363);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event::row(364);
 }
 

@@ -485,20 +485,17 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
     pub const EVENT_MSG_VLW_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
     pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
     pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
     pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
 }
 

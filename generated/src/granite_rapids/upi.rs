@@ -487,182 +487,125 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_UPI_TxL_FLITS.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.SLOT0` (experimental).
     pub const TXL_FLITS_SLOT0: Event = Event::row(9);
-    /// `UNC_UPI_TxL_FLITS.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.SLOT1` (experimental).
     pub const TXL_FLITS_SLOT1: Event = Event::row(10);
-    /// `UNC_UPI_TxL_FLITS.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.SLOT2` (experimental).
     pub const TXL_FLITS_SLOT2: Event = Event::row(11);
-    /// `UNC_UPI_TxL_FLITS.DATA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.DATA` (experimental).
     pub const TXL_FLITS_DATA: Event = Event::row(12);
-    /// `UNC_UPI_TxL_FLITS.LLCRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.LLCRD` (experimental).
     pub const TXL_FLITS_LLCRD: Event = Event::row(13);
-    /// `UNC_UPI_TxL_FLITS.NULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.NULL` (experimental).
     pub const TXL_FLITS_NULL: Event = Event::row(14);
-    /// `UNC_UPI_TxL_FLITS.LLCTRL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.LLCTRL` (experimental).
     pub const TXL_FLITS_LLCTRL: Event = Event::row(15);
-    /// `UNC_UPI_TxL_FLITS.PROTHDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.PROTHDR` (experimental).
     pub const TXL_FLITS_PROTHDR: Event = Event::row(16);
-    /// `UNC_UPI_RxL_FLITS.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.SLOT0` (experimental).
     pub const RXL_FLITS_SLOT0: Event = Event::row(17);
-    /// `UNC_UPI_RxL_FLITS.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.SLOT1` (experimental).
     pub const RXL_FLITS_SLOT1: Event = Event::row(18);
-    /// `UNC_UPI_RxL_FLITS.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.SLOT2` (experimental).
     pub const RXL_FLITS_SLOT2: Event = Event::row(19);
-    /// `UNC_UPI_RxL_FLITS.DATA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.DATA` (experimental).
     pub const RXL_FLITS_DATA: Event = Event::row(20);
-    /// `UNC_UPI_RxL_FLITS.LLCRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.LLCRD` (experimental).
     pub const RXL_FLITS_LLCRD: Event = Event::row(21);
-    /// `UNC_UPI_RxL_FLITS.NULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.NULL` (experimental).
     pub const RXL_FLITS_NULL: Event = Event::row(22);
-    /// `UNC_UPI_RxL_FLITS.ALL_NULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.ALL_NULL` (experimental).
     pub const RXL_FLITS_ALL_NULL: Event = Event::row(23);
-    /// `UNC_UPI_RxL_FLITS.LLCTRL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.LLCTRL` (experimental).
     pub const RXL_FLITS_LLCTRL: Event = Event::row(24);
-    /// `UNC_UPI_RxL_FLITS.IDLE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.IDLE` (experimental).
     pub const RXL_FLITS_IDLE: Event = Event::row(25);
-    /// `UNC_UPI_RxL_FLITS.PROTHDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.PROTHDR` (experimental).
     pub const RXL_FLITS_PROTHDR: Event = Event::row(26);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ` (experimental).
     pub const TXL_BASIC_HDR_MATCH_REQ: Event = Event::row(27);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event::row(28);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP` (experimental).
     pub const TXL_BASIC_HDR_MATCH_SNP: Event = Event::row(29);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event::row(30);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event::row(31);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event::row(32);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event::row(33);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event::row(34);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB` (experimental).
     pub const TXL_BASIC_HDR_MATCH_WB: Event = Event::row(35);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_WB_OPC: Event = Event::row(36);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB` (experimental).
     pub const TXL_BASIC_HDR_MATCH_NCB: Event = Event::row(37);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(38);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS` (experimental).
     pub const TXL_BASIC_HDR_MATCH_NCS: Event = Event::row(39);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(40);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event::row(41);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP` (experimental).
     pub const RXL_BASIC_HDR_MATCH_SNP: Event = Event::row(42);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event::row(43);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event::row(44);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event::row(45);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event::row(46);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event::row(47);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_WB_OPC: Event = Event::row(48);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB` (experimental).
     pub const RXL_BASIC_HDR_MATCH_NCB: Event = Event::row(49);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(50);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS` (experimental).
     pub const RXL_BASIC_HDR_MATCH_NCS: Event = Event::row(51);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(52);
-    /// `UNC_UPI_L1_POWER_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_L1_POWER_CYCLES` (experimental).
     pub const L1_POWER_CYCLES: Event = Event::row(53);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL0P_POWER_CYCLES` (experimental).
     pub const TXL0P_POWER_CYCLES: Event = Event::row(54);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER` (experimental).
     pub const TXL0P_POWER_CYCLES_LL_ENTER: Event = Event::row(55);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT` (experimental).
     pub const TXL0P_POWER_CYCLES_M3_EXIT: Event = Event::row(56);
-    /// `UNC_UPI_RxL_INSERTS.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_INSERTS.SLOT0` (experimental).
     pub const RXL_INSERTS_SLOT0: Event = Event::row(57);
-    /// `UNC_UPI_RxL_INSERTS.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_INSERTS.SLOT1` (experimental).
     pub const RXL_INSERTS_SLOT1: Event = Event::row(58);
-    /// `UNC_UPI_RxL_INSERTS.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_INSERTS.SLOT2` (experimental).
     pub const RXL_INSERTS_SLOT2: Event = Event::row(59);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0` (experimental).
     pub const RXL_OCCUPANCY_SLOT0: Event = Event::row(60);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1` (experimental).
     pub const RXL_OCCUPANCY_SLOT1: Event = Event::row(61);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2` (experimental).
     pub const RXL_OCCUPANCY_SLOT2: Event = Event::row(62);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSPI: Event = Event::row(63);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event::row(64);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSPI: Event = Event::row(65);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event::row(66);
 }
 

@@ -1577,2972 +1577,1985 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIR_LOOKUP.NO_SNP` (experimental).
     pub const DIR_LOOKUP_NO_SNP: Event = Event::row(99);
-    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIR_LOOKUP.SNP` (experimental).
     pub const DIR_LOOKUP_SNP: Event = Event::row(100);
-    /// `UNC_CHA_HITME_HIT.EX_RDS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_HIT.EX_RDS` (experimental).
     pub const HITME_HIT_EX_RDS: Event = Event::row(101);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL` (experimental).
     pub const LLC_VICTIMS_LOCAL_ALL: Event = Event::row(102);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL` (experimental).
     pub const LLC_VICTIMS_REMOTE_ALL: Event = Event::row(103);
-    /// `UNC_CHA_COUNTER0_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_COUNTER0_OCCUPANCY` (experimental).
     pub const COUNTER0_OCCUPANCY: Event = Event::row(104);
-    /// `UNC_CHA_MISC.RFO_HIT_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.RFO_HIT_S` (experimental).
     pub const MISC_RFO_HIT_S: Event = Event::row(105);
-    /// `UNC_CHA_REQUESTS.INVITOE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_REQUESTS.INVITOE` (experimental).
     pub const REQUESTS_INVITOE: Event = Event::row(106);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event::row(107);
-    /// `UNC_CHA_SNOOP_RESP.RSPI` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPI` (experimental).
     pub const SNOOP_RESP_RSPI: Event = Event::row(108);
-    /// `UNC_CHA_SNOOP_RESP.RSPIFWD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPIFWD` (experimental).
     pub const SNOOP_RESP_RSPIFWD: Event = Event::row(109);
-    /// `UNC_CHA_SNOOP_RESP.RSPS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPS` (experimental).
     pub const SNOOP_RESP_RSPS: Event = Event::row(110);
-    /// `UNC_CHA_SNOOP_RESP.RSPSFWD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPSFWD` (experimental).
     pub const SNOOP_RESP_RSPSFWD: Event = Event::row(111);
-    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.ALL` (experimental).
     pub const TOR_INSERTS_ALL: Event = Event::row(112);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event::row(113);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event::row(114);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event::row(115);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event::row(116);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event::row(117);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event::row(118);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event::row(119);
-    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN` (experimental).
     pub const BYPASS_CHA_IMC_TAKEN: Event = Event::row(120);
-    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE` (experimental).
     pub const BYPASS_CHA_IMC_INTERMEDIATE: Event = Event::row(121);
-    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN` (experimental).
     pub const BYPASS_CHA_IMC_NOT_TAKEN: Event = Event::row(122);
-    /// `UNC_CHA_CORE_SNP.REMOTE_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.REMOTE_ONE` (experimental).
     pub const CORE_SNP_REMOTE_ONE: Event = Event::row(123);
-    /// `UNC_CHA_CORE_SNP.EXT_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.EXT_ONE` (experimental).
     pub const CORE_SNP_EXT_ONE: Event = Event::row(124);
-    /// `UNC_CHA_CORE_SNP.CORE_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.CORE_ONE` (experimental).
     pub const CORE_SNP_CORE_ONE: Event = Event::row(125);
-    /// `UNC_CHA_CORE_SNP.EVICT_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.EVICT_ONE` (experimental).
     pub const CORE_SNP_EVICT_ONE: Event = Event::row(126);
-    /// `UNC_CHA_CORE_SNP.ANY_ONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.ANY_ONE` (experimental).
     pub const CORE_SNP_ANY_ONE: Event = Event::row(127);
-    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE` (experimental).
     pub const CORE_SNP_REMOTE_GTONE: Event = Event::row(128);
-    /// `UNC_CHA_CORE_SNP.EXT_GTONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.EXT_GTONE` (experimental).
     pub const CORE_SNP_EXT_GTONE: Event = Event::row(129);
-    /// `UNC_CHA_CORE_SNP.CORE_GTONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.CORE_GTONE` (experimental).
     pub const CORE_SNP_CORE_GTONE: Event = Event::row(130);
-    /// `UNC_CHA_CORE_SNP.EVICT_GTONE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.EVICT_GTONE` (experimental).
     pub const CORE_SNP_EVICT_GTONE: Event = Event::row(131);
-    /// `UNC_CHA_CORE_SNP.ANY_GTONE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_CORE_SNP.ANY_GTONE` (experimental).
     pub const CORE_SNP_ANY_GTONE: Event = Event::row(132);
-    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC` (experimental).
     pub const DIRECT_GO_HA_TOR_DEALLOC: Event = Event::row(133);
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C` (experimental).
     pub const DIRECT_GO_HA_SUPPRESS_NO_D2C: Event = Event::row(134);
-    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD` (experimental).
     pub const DIRECT_GO_HA_SUPPRESS_DRD: Event = Event::row(135);
-    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP` (experimental).
     pub const DIRECT_GO_OPC_EXTCMP: Event = Event::row(136);
-    /// `UNC_CHA_DIRECT_GO_OPC.PULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.PULL` (experimental).
     pub const DIRECT_GO_OPC_PULL: Event = Event::row(137);
-    /// `UNC_CHA_DIRECT_GO_OPC.GO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.GO` (experimental).
     pub const DIRECT_GO_OPC_GO: Event = Event::row(138);
-    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL` (experimental).
     pub const DIRECT_GO_OPC_GO_PULL: Event = Event::row(139);
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO` (experimental).
     pub const DIRECT_GO_OPC_FAST_GO: Event = Event::row(140);
-    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL` (experimental).
     pub const DIRECT_GO_OPC_FAST_GO_PULL: Event = Event::row(141);
-    /// `UNC_CHA_DIRECT_GO_OPC.NOP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.NOP` (experimental).
     pub const DIRECT_GO_OPC_NOP: Event = Event::row(142);
-    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS` (experimental).
     pub const DIRECT_GO_OPC_IDLE_DUE_SUPPRESS: Event = Event::row(143);
-    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ` (experimental).
     pub const HITME_HIT_SHARED_OWNREQ: Event = Event::row(144);
-    /// `UNC_CHA_HITME_HIT.WBMTOE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_HIT.WBMTOE` (experimental).
     pub const HITME_HIT_WBMTOE: Event = Event::row(145);
-    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S` (experimental).
     pub const HITME_HIT_WBMTOI_OR_S: Event = Event::row(146);
-    /// `UNC_CHA_HITME_LOOKUP.READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_LOOKUP.READ` (experimental).
     pub const HITME_LOOKUP_READ: Event = Event::row(147);
-    /// `UNC_CHA_HITME_LOOKUP.WRITE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_LOOKUP.WRITE` (experimental).
     pub const HITME_LOOKUP_WRITE: Event = Event::row(148);
-    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN` (experimental).
     pub const HITME_MISS_SHARED_RDINVOWN: Event = Event::row(149);
-    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN` (experimental).
     pub const HITME_MISS_NOTSHARED_RDINVOWN: Event = Event::row(150);
-    /// `UNC_CHA_HITME_MISS.READ_OR_INV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_MISS.READ_OR_INV` (experimental).
     pub const HITME_MISS_READ_OR_INV: Event = Event::row(151);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC` (experimental).
     pub const HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC: Event = Event::row(152);
-    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM` (experimental).
     pub const HITME_UPDATE_RSPFWDI_REM: Event = Event::row(153);
-    /// `UNC_CHA_HITME_UPDATE.SHARED` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.SHARED` (experimental).
     pub const HITME_UPDATE_SHARED: Event = Event::row(154);
-    /// `UNC_CHA_HITME_UPDATE.RDINVOWN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.RDINVOWN` (experimental).
     pub const HITME_UPDATE_RDINVOWN: Event = Event::row(155);
-    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE` (experimental).
     pub const HITME_UPDATE_DEALLOCATE: Event = Event::row(156);
-    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY` (experimental).
     pub const IMC_READS_COUNT_PRIORITY: Event = Event::row(157);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL` (experimental).
     pub const IMC_WRITES_COUNT_PARTIAL: Event = Event::row(158);
-    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY` (experimental).
     pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event::row(159);
-    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY` (experimental).
     pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event::row(160);
-    /// `UNC_CHA_LLC_VICTIMS.M_STATE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.M_STATE` (experimental).
     pub const LLC_VICTIMS_M_STATE: Event = Event::row(161);
-    /// `UNC_CHA_LLC_VICTIMS.E_STATE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.E_STATE` (experimental).
     pub const LLC_VICTIMS_E_STATE: Event = Event::row(162);
-    /// `UNC_CHA_LLC_VICTIMS.S_STATE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.S_STATE` (experimental).
     pub const LLC_VICTIMS_S_STATE: Event = Event::row(163);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY` (experimental).
     pub const LLC_VICTIMS_LOCAL_ONLY: Event = Event::row(164);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY` (experimental).
     pub const LLC_VICTIMS_REMOTE_ONLY: Event = Event::row(165);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M` (experimental).
     pub const LLC_VICTIMS_LOCAL_M: Event = Event::row(166);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E` (experimental).
     pub const LLC_VICTIMS_LOCAL_E: Event = Event::row(167);
-    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S` (experimental).
     pub const LLC_VICTIMS_LOCAL_S: Event = Event::row(168);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M` (experimental).
     pub const LLC_VICTIMS_REMOTE_M: Event = Event::row(169);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E` (experimental).
     pub const LLC_VICTIMS_REMOTE_E: Event = Event::row(170);
-    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S` (experimental).
     pub const LLC_VICTIMS_REMOTE_S: Event = Event::row(171);
-    /// `UNC_CHA_MISC.RSPI_WAS_FSE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.RSPI_WAS_FSE` (experimental).
     pub const MISC_RSPI_WAS_FSE: Event = Event::row(172);
-    /// `UNC_CHA_MISC.WC_ALIASING` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.WC_ALIASING` (experimental).
     pub const MISC_WC_ALIASING: Event = Event::row(173);
-    /// `UNC_CHA_MISC.CV0_PREF_VIC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.CV0_PREF_VIC` (experimental).
     pub const MISC_CV0_PREF_VIC: Event = Event::row(174);
-    /// `UNC_CHA_MISC.CV0_PREF_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_MISC.CV0_PREF_MISS` (experimental).
     pub const MISC_CV0_PREF_MISS: Event = Event::row(175);
-    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.LOCAL_INVITOE` (experimental).
     pub const OSB_LOCAL_INVITOE: Event = Event::row(176);
-    /// `UNC_CHA_OSB.LOCAL_READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.LOCAL_READ` (experimental).
     pub const OSB_LOCAL_READ: Event = Event::row(177);
-    /// `UNC_CHA_OSB.REMOTE_READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_OSB.REMOTE_READ` (experimental).
     pub const OSB_REMOTE_READ: Event = Event::row(178);
-    /// `UNC_CHA_OSB.REMOTE_READINVITOE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_OSB.REMOTE_READINVITOE` (experimental).
     pub const OSB_REMOTE_READINVITOE: Event = Event::row(179);
-    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST` (experimental).
     pub const OSB_RFO_HITS_SNP_BCAST: Event = Event::row(180);
-    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC` (experimental).
     pub const OSB_OFF_PWRHEURISTIC: Event = Event::row(181);
-    /// `UNC_CHA_PIPE_REJECT.RMW_SETMATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.RMW_SETMATCH` (experimental).
     pub const PIPE_REJECT_RMW_SETMATCH: Event = Event::row(182);
-    /// `UNC_CHA_PIPE_REJECT.GOTRACK_PAMATCH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.GOTRACK_PAMATCH` (experimental).
     pub const PIPE_REJECT_GOTRACK_PAMATCH: Event = Event::row(183);
-    /// `UNC_CHA_PIPE_REJECT.GOTRACK_ALLOWSNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.GOTRACK_ALLOWSNP` (experimental).
     pub const PIPE_REJECT_GOTRACK_ALLOWSNP: Event = Event::row(184);
-    /// `UNC_CHA_PIPE_REJECT.GOTRACK_WAYMATCH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.GOTRACK_WAYMATCH` (experimental).
     pub const PIPE_REJECT_GOTRACK_WAYMATCH: Event = Event::row(185);
-    /// `UNC_CHA_PIPE_REJECT.GOTRACK_ALLWAYRSV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.GOTRACK_ALLWAYRSV` (experimental).
     pub const PIPE_REJECT_GOTRACK_ALLWAYRSV: Event = Event::row(186);
-    /// `UNC_CHA_PIPE_REJECT.PTL_INPIPE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.PTL_INPIPE` (experimental).
     pub const PIPE_REJECT_PTL_INPIPE: Event = Event::row(187);
-    /// `UNC_CHA_PIPE_REJECT.IRQ_SETMATCH_VICP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.IRQ_SETMATCH_VICP` (experimental).
     pub const PIPE_REJECT_IRQ_SETMATCH_VICP: Event = Event::row(188);
-    /// `UNC_CHA_PIPE_REJECT.FSF_VICP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.FSF_VICP` (experimental).
     pub const PIPE_REJECT_FSF_VICP: Event = Event::row(189);
-    /// `UNC_CHA_PIPE_REJECT.ONE_FSF_VIC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.ONE_FSF_VIC` (experimental).
     pub const PIPE_REJECT_ONE_FSF_VIC: Event = Event::row(190);
-    /// `UNC_CHA_PIPE_REJECT.TORID_MATCH_GO_P` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.TORID_MATCH_GO_P` (experimental).
     pub const PIPE_REJECT_TORID_MATCH_GO_P: Event = Event::row(191);
-    /// `UNC_CHA_PIPE_REJECT.IPQ_SETMATCH_VICP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.IPQ_SETMATCH_VICP` (experimental).
     pub const PIPE_REJECT_IPQ_SETMATCH_VICP: Event = Event::row(192);
-    /// `UNC_CHA_PIPE_REJECT.WAY_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.WAY_MATCH` (experimental).
     pub const PIPE_REJECT_WAY_MATCH: Event = Event::row(193);
-    /// `UNC_CHA_PIPE_REJECT.ONE_RSP_CON` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.ONE_RSP_CON` (experimental).
     pub const PIPE_REJECT_ONE_RSP_CON: Event = Event::row(194);
-    /// `UNC_CHA_PIPE_REJECT.IDX_INPIPE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.IDX_INPIPE` (experimental).
     pub const PIPE_REJECT_IDX_INPIPE: Event = Event::row(195);
-    /// `UNC_CHA_PIPE_REJECT.SETMATCHENTRYWSCT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.SETMATCHENTRYWSCT` (experimental).
     pub const PIPE_REJECT_SETMATCHENTRYWSCT: Event = Event::row(196);
-    /// `UNC_CHA_PIPE_REJECT.ALLRSFWAYS_RES` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.ALLRSFWAYS_RES` (experimental).
     pub const PIPE_REJECT_ALLRSFWAYS_RES: Event = Event::row(197);
-    /// `UNC_CHA_PIPE_REJECT.RRQ_SETMATCH_VICP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.RRQ_SETMATCH_VICP` (experimental).
     pub const PIPE_REJECT_RRQ_SETMATCH_VICP: Event = Event::row(198);
-    /// `UNC_CHA_PIPE_REJECT.ISMQ_SETMATCH_VICP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.ISMQ_SETMATCH_VICP` (experimental).
     pub const PIPE_REJECT_ISMQ_SETMATCH_VICP: Event = Event::row(199);
-    /// `UNC_CHA_PIPE_REJECT.SF_WAYS_RES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.SF_WAYS_RES` (experimental).
     pub const PIPE_REJECT_SF_WAYS_RES: Event = Event::row(200);
-    /// `UNC_CHA_PIPE_REJECT.LLC_WAYS_RES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.LLC_WAYS_RES` (experimental).
     pub const PIPE_REJECT_LLC_WAYS_RES: Event = Event::row(201);
-    /// `UNC_CHA_PIPE_REJECT.NOTALLOWSNOOP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.NOTALLOWSNOOP` (experimental).
     pub const PIPE_REJECT_NOTALLOWSNOOP: Event = Event::row(202);
-    /// `UNC_CHA_PIPE_REJECT.TOPA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.TOPA_MATCH` (experimental).
     pub const PIPE_REJECT_TOPA_MATCH: Event = Event::row(203);
-    /// `UNC_CHA_PIPE_REJECT.IVEGRCREDIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.IVEGRCREDIT` (experimental).
     pub const PIPE_REJECT_IVEGRCREDIT: Event = Event::row(204);
-    /// `UNC_CHA_PIPE_REJECT.BLEGRCREDIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.BLEGRCREDIT` (experimental).
     pub const PIPE_REJECT_BLEGRCREDIT: Event = Event::row(205);
-    /// `UNC_CHA_PIPE_REJECT.ADEGRCREDIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.ADEGRCREDIT` (experimental).
     pub const PIPE_REJECT_ADEGRCREDIT: Event = Event::row(206);
-    /// `UNC_CHA_PIPE_REJECT.AKEGRCREDIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.AKEGRCREDIT` (experimental).
     pub const PIPE_REJECT_AKEGRCREDIT: Event = Event::row(207);
-    /// `UNC_CHA_PIPE_REJECT.HACREDIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.HACREDIT` (experimental).
     pub const PIPE_REJECT_HACREDIT: Event = Event::row(208);
-    /// `UNC_CHA_PIPE_REJECT.VN_AD_REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.VN_AD_REQ` (experimental).
     pub const PIPE_REJECT_VN_AD_REQ: Event = Event::row(209);
-    /// `UNC_CHA_PIPE_REJECT.VN_AD_RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.VN_AD_RSP` (experimental).
     pub const PIPE_REJECT_VN_AD_RSP: Event = Event::row(210);
-    /// `UNC_CHA_PIPE_REJECT.VN_BL_RSP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.VN_BL_RSP` (experimental).
     pub const PIPE_REJECT_VN_BL_RSP: Event = Event::row(211);
-    /// `UNC_CHA_READ_NO_CREDITS.MC0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC0` (experimental).
     pub const READ_NO_CREDITS_MC0: Event = Event::row(212);
-    /// `UNC_CHA_READ_NO_CREDITS.MC1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC1` (experimental).
     pub const READ_NO_CREDITS_MC1: Event = Event::row(213);
-    /// `UNC_CHA_READ_NO_CREDITS.MC2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC2` (experimental).
     pub const READ_NO_CREDITS_MC2: Event = Event::row(214);
-    /// `UNC_CHA_READ_NO_CREDITS.MC3` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC3` (experimental).
     pub const READ_NO_CREDITS_MC3: Event = Event::row(215);
-    /// `UNC_CHA_READ_NO_CREDITS.MC4` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC4` (experimental).
     pub const READ_NO_CREDITS_MC4: Event = Event::row(216);
-    /// `UNC_CHA_READ_NO_CREDITS.MC5` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC5` (experimental).
     pub const READ_NO_CREDITS_MC5: Event = Event::row(217);
-    /// `UNC_CHA_READ_NO_CREDITS.MC6` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC6` (experimental).
     pub const READ_NO_CREDITS_MC6: Event = Event::row(218);
-    /// `UNC_CHA_READ_NO_CREDITS.MC7` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC7` (experimental).
     pub const READ_NO_CREDITS_MC7: Event = Event::row(219);
-    /// `UNC_CHA_READ_NO_CREDITS.MC8` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC8` (experimental).
     pub const READ_NO_CREDITS_MC8: Event = Event::row(220);
-    /// `UNC_CHA_READ_NO_CREDITS.MC9` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC9` (experimental).
     pub const READ_NO_CREDITS_MC9: Event = Event::row(221);
-    /// `UNC_CHA_READ_NO_CREDITS.MC10` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC10` (experimental).
     pub const READ_NO_CREDITS_MC10: Event = Event::row(222);
-    /// `UNC_CHA_READ_NO_CREDITS.MC11` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC11` (experimental).
     pub const READ_NO_CREDITS_MC11: Event = Event::row(223);
-    /// `UNC_CHA_READ_NO_CREDITS.MC12` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC12` (experimental).
     pub const READ_NO_CREDITS_MC12: Event = Event::row(224);
-    /// `UNC_CHA_READ_NO_CREDITS.MC13` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_READ_NO_CREDITS.MC13` (experimental).
     pub const READ_NO_CREDITS_MC13: Event = Event::row(225);
-    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.IRQ` (experimental).
     pub const RXC_INSERTS_IRQ: Event = Event::row(226);
-    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ` (experimental).
     pub const RXC_INSERTS_IRQ_REJ: Event = Event::row(227);
-    /// `UNC_CHA_RxC_INSERTS.IPQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.IPQ` (experimental).
     pub const RXC_INSERTS_IPQ: Event = Event::row(228);
-    /// `UNC_CHA_RxC_INSERTS.PRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.PRQ` (experimental).
     pub const RXC_INSERTS_PRQ: Event = Event::row(229);
-    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ` (experimental).
     pub const RXC_INSERTS_PRQ_REJ: Event = Event::row(230);
-    /// `UNC_CHA_RxC_INSERTS.RRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.RRQ` (experimental).
     pub const RXC_INSERTS_RRQ: Event = Event::row(231);
-    /// `UNC_CHA_RxC_INSERTS.WBQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_INSERTS.WBQ` (experimental).
     pub const RXC_INSERTS_WBQ: Event = Event::row(232);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_AD_REQ_VN0: Event = Event::row(233);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_AD_RSP_VN0: Event = Event::row(234);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_BL_RSP_VN0: Event = Event::row(235);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_BL_WB_VN0: Event = Event::row(236);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_BL_NCB_VN0: Event = Event::row(237);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_IPQ0_REJECT_BL_NCS_VN0: Event = Event::row(238);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_IPQ0_REJECT_AK_NON_UPI: Event = Event::row(239);
-    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_IPQ0_REJECT_IV_NON_UPI: Event = Event::row(240);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0` (experimental).
     pub const RXC_IPQ1_REJECT_ANY0: Event = Event::row(241);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.HA` (experimental).
     pub const RXC_IPQ1_REJECT_HA: Event = Event::row(242);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_IPQ1_REJECT_LLC_VICTIM: Event = Event::row(243);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_IPQ1_REJECT_SF_VICTIM: Event = Event::row(244);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM` (experimental).
     pub const RXC_IPQ1_REJECT_VICTIM: Event = Event::row(245);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_IPQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(246);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_IPQ1_REJECT_ALLOW_SNP: Event = Event::row(247);
-    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_IPQ1_REJECT_PA_MATCH: Event = Event::row(248);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_AD_REQ_VN0: Event = Event::row(249);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_AD_RSP_VN0: Event = Event::row(250);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_BL_RSP_VN0: Event = Event::row(251);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_BL_WB_VN0: Event = Event::row(252);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_BL_NCB_VN0: Event = Event::row(253);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_IRQ0_REJECT_BL_NCS_VN0: Event = Event::row(254);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_IRQ0_REJECT_AK_NON_UPI: Event = Event::row(255);
-    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_IRQ0_REJECT_IV_NON_UPI: Event = Event::row(256);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0` (experimental).
     pub const RXC_IRQ1_REJECT_ANY0: Event = Event::row(257);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.HA` (experimental).
     pub const RXC_IRQ1_REJECT_HA: Event = Event::row(258);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_IRQ1_REJECT_LLC_VICTIM: Event = Event::row(259);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_IRQ1_REJECT_SF_VICTIM: Event = Event::row(260);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM` (experimental).
     pub const RXC_IRQ1_REJECT_VICTIM: Event = Event::row(261);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_IRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(262);
-    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_IRQ1_REJECT_ALLOW_SNP: Event = Event::row(263);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_AD_REQ_VN0: Event = Event::row(264);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_AD_RSP_VN0: Event = Event::row(265);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_BL_RSP_VN0: Event = Event::row(266);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_BL_WB_VN0: Event = Event::row(267);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_BL_NCB_VN0: Event = Event::row(268);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_ISMQ0_REJECT_BL_NCS_VN0: Event = Event::row(269);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_ISMQ0_REJECT_AK_NON_UPI: Event = Event::row(270);
-    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_ISMQ0_REJECT_IV_NON_UPI: Event = Event::row(271);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_AD_REQ_VN0: Event = Event::row(272);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_AD_RSP_VN0: Event = Event::row(273);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_BL_RSP_VN0: Event = Event::row(274);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_BL_WB_VN0: Event = Event::row(275);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_BL_NCB_VN0: Event = Event::row(276);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0` (experimental).
     pub const RXC_ISMQ0_RETRY_BL_NCS_VN0: Event = Event::row(277);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI` (experimental).
     pub const RXC_ISMQ0_RETRY_AK_NON_UPI: Event = Event::row(278);
-    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI` (experimental).
     pub const RXC_ISMQ0_RETRY_IV_NON_UPI: Event = Event::row(279);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0` (experimental).
     pub const RXC_ISMQ1_REJECT_ANY0: Event = Event::row(280);
-    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA` (experimental).
     pub const RXC_ISMQ1_REJECT_HA: Event = Event::row(281);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0` (experimental).
     pub const RXC_ISMQ1_RETRY_ANY0: Event = Event::row(282);
-    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA` (experimental).
     pub const RXC_ISMQ1_RETRY_HA: Event = Event::row(283);
-    /// `UNC_CHA_RxC_OCCUPANCY.IRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OCCUPANCY.IRQ` (experimental).
     pub const RXC_OCCUPANCY_IRQ: Event = Event::row(284);
-    /// `UNC_CHA_RxC_OCCUPANCY.IPQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OCCUPANCY.IPQ` (experimental).
     pub const RXC_OCCUPANCY_IPQ: Event = Event::row(285);
-    /// `UNC_CHA_RxC_OCCUPANCY.RRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OCCUPANCY.RRQ` (experimental).
     pub const RXC_OCCUPANCY_RRQ: Event = Event::row(286);
-    /// `UNC_CHA_RxC_OCCUPANCY.WBQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OCCUPANCY.WBQ` (experimental).
     pub const RXC_OCCUPANCY_WBQ: Event = Event::row(287);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_AD_REQ_VN0: Event = Event::row(288);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_AD_RSP_VN0: Event = Event::row(289);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_BL_RSP_VN0: Event = Event::row(290);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_BL_WB_VN0: Event = Event::row(291);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_BL_NCB_VN0: Event = Event::row(292);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0` (experimental).
     pub const RXC_OTHER0_RETRY_BL_NCS_VN0: Event = Event::row(293);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI` (experimental).
     pub const RXC_OTHER0_RETRY_AK_NON_UPI: Event = Event::row(294);
-    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI` (experimental).
     pub const RXC_OTHER0_RETRY_IV_NON_UPI: Event = Event::row(295);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0` (experimental).
     pub const RXC_OTHER1_RETRY_ANY0: Event = Event::row(296);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.HA` (experimental).
     pub const RXC_OTHER1_RETRY_HA: Event = Event::row(297);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM` (experimental).
     pub const RXC_OTHER1_RETRY_LLC_VICTIM: Event = Event::row(298);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM` (experimental).
     pub const RXC_OTHER1_RETRY_SF_VICTIM: Event = Event::row(299);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM` (experimental).
     pub const RXC_OTHER1_RETRY_VICTIM: Event = Event::row(300);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY` (experimental).
     pub const RXC_OTHER1_RETRY_LLC_OR_SF_WAY: Event = Event::row(301);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP` (experimental).
     pub const RXC_OTHER1_RETRY_ALLOW_SNP: Event = Event::row(302);
-    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH` (experimental).
     pub const RXC_OTHER1_RETRY_PA_MATCH: Event = Event::row(303);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_AD_REQ_VN0: Event = Event::row(304);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_AD_RSP_VN0: Event = Event::row(305);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_BL_RSP_VN0: Event = Event::row(306);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_BL_WB_VN0: Event = Event::row(307);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_BL_NCB_VN0: Event = Event::row(308);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_PRQ0_REJECT_BL_NCS_VN0: Event = Event::row(309);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_PRQ0_REJECT_AK_NON_UPI: Event = Event::row(310);
-    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_PRQ0_REJECT_IV_NON_UPI: Event = Event::row(311);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0` (experimental).
     pub const RXC_PRQ1_REJECT_ANY0: Event = Event::row(312);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.HA` (experimental).
     pub const RXC_PRQ1_REJECT_HA: Event = Event::row(313);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_PRQ1_REJECT_LLC_VICTIM: Event = Event::row(314);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_PRQ1_REJECT_SF_VICTIM: Event = Event::row(315);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM` (experimental).
     pub const RXC_PRQ1_REJECT_VICTIM: Event = Event::row(316);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_PRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(317);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_PRQ1_REJECT_ALLOW_SNP: Event = Event::row(318);
-    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_PRQ1_REJECT_PA_MATCH: Event = Event::row(319);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_AD_REQ_VN0: Event = Event::row(320);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_AD_RSP_VN0: Event = Event::row(321);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_BL_RSP_VN0: Event = Event::row(322);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_BL_WB_VN0: Event = Event::row(323);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_BL_NCB_VN0: Event = Event::row(324);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0` (experimental).
     pub const RXC_REQ_Q0_RETRY_BL_NCS_VN0: Event = Event::row(325);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI` (experimental).
     pub const RXC_REQ_Q0_RETRY_AK_NON_UPI: Event = Event::row(326);
-    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI` (experimental).
     pub const RXC_REQ_Q0_RETRY_IV_NON_UPI: Event = Event::row(327);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0` (experimental).
     pub const RXC_REQ_Q1_RETRY_ANY0: Event = Event::row(328);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA` (experimental).
     pub const RXC_REQ_Q1_RETRY_HA: Event = Event::row(329);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM` (experimental).
     pub const RXC_REQ_Q1_RETRY_LLC_VICTIM: Event = Event::row(330);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM` (experimental).
     pub const RXC_REQ_Q1_RETRY_SF_VICTIM: Event = Event::row(331);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM` (experimental).
     pub const RXC_REQ_Q1_RETRY_VICTIM: Event = Event::row(332);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY` (experimental).
     pub const RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY: Event = Event::row(333);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP` (experimental).
     pub const RXC_REQ_Q1_RETRY_ALLOW_SNP: Event = Event::row(334);
-    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH` (experimental).
     pub const RXC_REQ_Q1_RETRY_PA_MATCH: Event = Event::row(335);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_AD_REQ_VN0: Event = Event::row(336);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_AD_RSP_VN0: Event = Event::row(337);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_BL_RSP_VN0: Event = Event::row(338);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_BL_WB_VN0: Event = Event::row(339);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_BL_NCB_VN0: Event = Event::row(340);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_RRQ0_REJECT_BL_NCS_VN0: Event = Event::row(341);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_RRQ0_REJECT_AK_NON_UPI: Event = Event::row(342);
-    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_RRQ0_REJECT_IV_NON_UPI: Event = Event::row(343);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0` (experimental).
     pub const RXC_RRQ1_REJECT_ANY0: Event = Event::row(344);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.HA` (experimental).
     pub const RXC_RRQ1_REJECT_HA: Event = Event::row(345);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_RRQ1_REJECT_LLC_VICTIM: Event = Event::row(346);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_RRQ1_REJECT_SF_VICTIM: Event = Event::row(347);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM` (experimental).
     pub const RXC_RRQ1_REJECT_VICTIM: Event = Event::row(348);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_RRQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(349);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_RRQ1_REJECT_ALLOW_SNP: Event = Event::row(350);
-    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_RRQ1_REJECT_PA_MATCH: Event = Event::row(351);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_AD_REQ_VN0: Event = Event::row(352);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_AD_RSP_VN0: Event = Event::row(353);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_BL_RSP_VN0: Event = Event::row(354);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_BL_WB_VN0: Event = Event::row(355);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_BL_NCB_VN0: Event = Event::row(356);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0` (experimental).
     pub const RXC_WBQ0_REJECT_BL_NCS_VN0: Event = Event::row(357);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI` (experimental).
     pub const RXC_WBQ0_REJECT_AK_NON_UPI: Event = Event::row(358);
-    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI` (experimental).
     pub const RXC_WBQ0_REJECT_IV_NON_UPI: Event = Event::row(359);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0` (experimental).
     pub const RXC_WBQ1_REJECT_ANY0: Event = Event::row(360);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.HA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.HA` (experimental).
     pub const RXC_WBQ1_REJECT_HA: Event = Event::row(361);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM` (experimental).
     pub const RXC_WBQ1_REJECT_LLC_VICTIM: Event = Event::row(362);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM` (experimental).
     pub const RXC_WBQ1_REJECT_SF_VICTIM: Event = Event::row(363);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM` (experimental).
     pub const RXC_WBQ1_REJECT_VICTIM: Event = Event::row(364);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY` (experimental).
     pub const RXC_WBQ1_REJECT_LLC_OR_SF_WAY: Event = Event::row(365);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP` (experimental).
     pub const RXC_WBQ1_REJECT_ALLOW_SNP: Event = Event::row(366);
-    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH` (experimental).
     pub const RXC_WBQ1_REJECT_PA_MATCH: Event = Event::row(367);
-    /// `UNC_CHA_SNOOPS_SENT.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.ALL` (experimental).
     pub const SNOOPS_SENT_ALL: Event = Event::row(368);
-    /// `UNC_CHA_SNOOPS_SENT.LOCAL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.LOCAL` (experimental).
     pub const SNOOPS_SENT_LOCAL: Event = Event::row(369);
-    /// `UNC_CHA_SNOOPS_SENT.REMOTE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.REMOTE` (experimental).
     pub const SNOOPS_SENT_REMOTE: Event = Event::row(370);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL` (experimental).
     pub const SNOOPS_SENT_BCST_LOCAL: Event = Event::row(371);
-    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE` (experimental).
     pub const SNOOPS_SENT_BCST_REMOTE: Event = Event::row(372);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL` (experimental).
     pub const SNOOPS_SENT_DIRECT_LOCAL: Event = Event::row(373);
-    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE` (experimental).
     pub const SNOOPS_SENT_DIRECT_REMOTE: Event = Event::row(374);
-    /// `UNC_CHA_SNOOP_RESP.RSPWB` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPWB` (experimental).
     pub const SNOOP_RESP_RSPWB: Event = Event::row(375);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB` (experimental).
     pub const SNOOP_RESP_RSPFWDWB: Event = Event::row(376);
-    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT` (experimental).
     pub const SNOOP_RESP_RSPCNFLCT: Event = Event::row(377);
-    /// `UNC_CHA_SNOOP_RESP.RSPFWD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP.RSPFWD` (experimental).
     pub const SNOOP_RESP_RSPFWD: Event = Event::row(378);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPI: Event = Event::row(379);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPS: Event = Event::row(380);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPIFWD: Event = Event::row(381);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPSFWD: Event = Event::row(382);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPWB: Event = Event::row(383);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPFWDWB: Event = Event::row(384);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPCNFLCT: Event = Event::row(385);
-    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD` (experimental).
     pub const SNOOP_RESP_LOCAL_RSPFWD: Event = Event::row(386);
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM` (experimental).
     pub const SNOOP_RSP_MISC_MTOI_RSPIFWDM: Event = Event::row(387);
-    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM` (experimental).
     pub const SNOOP_RSP_MISC_MTOI_RSPDATAM: Event = Event::row(388);
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF` (experimental).
     pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF: Event = Event::row(389);
-    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC` (experimental).
     pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC: Event = Event::row(390);
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF` (experimental).
     pub const SNOOP_RSP_MISC_PULLDATAPTL_HITSF: Event = Event::row(391);
-    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC` (experimental).
     pub const SNOOP_RSP_MISC_PULLDATAPTL_HITLLC: Event = Event::row(392);
-    /// `UNC_CHA_WB_PUSH_MTOI.LLC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_WB_PUSH_MTOI.LLC` (experimental).
     pub const WB_PUSH_MTOI_LLC: Event = Event::row(393);
-    /// `UNC_CHA_WB_PUSH_MTOI.MEM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_WB_PUSH_MTOI.MEM` (experimental).
     pub const WB_PUSH_MTOI_MEM: Event = Event::row(394);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC0` (experimental).
     pub const WRITE_NO_CREDITS_MC0: Event = Event::row(395);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC1` (experimental).
     pub const WRITE_NO_CREDITS_MC1: Event = Event::row(396);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC2` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC2` (experimental).
     pub const WRITE_NO_CREDITS_MC2: Event = Event::row(397);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC3` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC3` (experimental).
     pub const WRITE_NO_CREDITS_MC3: Event = Event::row(398);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC4` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC4` (experimental).
     pub const WRITE_NO_CREDITS_MC4: Event = Event::row(399);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC5` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC5` (experimental).
     pub const WRITE_NO_CREDITS_MC5: Event = Event::row(400);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC6` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC6` (experimental).
     pub const WRITE_NO_CREDITS_MC6: Event = Event::row(401);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC7` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC7` (experimental).
     pub const WRITE_NO_CREDITS_MC7: Event = Event::row(402);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC8` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC8` (experimental).
     pub const WRITE_NO_CREDITS_MC8: Event = Event::row(403);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC9` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC9` (experimental).
     pub const WRITE_NO_CREDITS_MC9: Event = Event::row(404);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC10` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC10` (experimental).
     pub const WRITE_NO_CREDITS_MC10: Event = Event::row(405);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC11` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC11` (experimental).
     pub const WRITE_NO_CREDITS_MC11: Event = Event::row(406);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC12` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC12` (experimental).
     pub const WRITE_NO_CREDITS_MC12: Event = Event::row(407);
-    /// `UNC_CHA_WRITE_NO_CREDITS.MC13` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC13` (experimental).
     pub const WRITE_NO_CREDITS_MC13: Event = Event::row(408);
-    /// `UNC_CHA_XPT_PREF.SENT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.SENT0` (experimental).
     pub const XPT_PREF_SENT0: Event = Event::row(409);
-    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD` (experimental).
     pub const XPT_PREF_DROP0_NOCRD: Event = Event::row(410);
-    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT` (experimental).
     pub const XPT_PREF_DROP0_CONFLICT: Event = Event::row(411);
-    /// `UNC_CHA_XPT_PREF.SENT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.SENT1` (experimental).
     pub const XPT_PREF_SENT1: Event = Event::row(412);
-    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD` (experimental).
     pub const XPT_PREF_DROP1_NOCRD: Event = Event::row(413);
-    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT` (experimental).
     pub const XPT_PREF_DROP1_CONFLICT: Event = Event::row(414);
-    /// `UNC_CHA_LLC_LOOKUP.I` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.I` (experimental).
     pub const LLC_LOOKUP_I: Event = Event::row(415);
-    /// `UNC_CHA_LLC_LOOKUP.SF_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.SF_S` (experimental).
     pub const LLC_LOOKUP_SF_S: Event = Event::row(416);
-    /// `UNC_CHA_LLC_LOOKUP.SF_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.SF_E` (experimental).
     pub const LLC_LOOKUP_SF_E: Event = Event::row(417);
-    /// `UNC_CHA_LLC_LOOKUP.SF_H` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.SF_H` (experimental).
     pub const LLC_LOOKUP_SF_H: Event = Event::row(418);
-    /// `UNC_CHA_LLC_LOOKUP.S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.S` (experimental).
     pub const LLC_LOOKUP_S: Event = Event::row(419);
-    /// `UNC_CHA_LLC_LOOKUP.E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.E` (experimental).
     pub const LLC_LOOKUP_E: Event = Event::row(420);
-    /// `UNC_CHA_LLC_LOOKUP.M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.M` (experimental).
     pub const LLC_LOOKUP_M: Event = Event::row(421);
-    /// `UNC_CHA_LLC_LOOKUP.F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.F` (experimental).
     pub const LLC_LOOKUP_F: Event = Event::row(422);
-    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO` (experimental).
     pub const LLC_LOOKUP_RFO: Event = Event::row(423);
-    /// `UNC_CHA_TOR_INSERTS.IRQ_IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IRQ_IA` (experimental).
     pub const TOR_INSERTS_IRQ_IA: Event = Event::row(424);
-    /// `UNC_CHA_TOR_INSERTS.EVICT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.EVICT` (experimental).
     pub const TOR_INSERTS_EVICT: Event = Event::row(425);
-    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF` (experimental).
     pub const TOR_INSERTS_PRQ_IOSF: Event = Event::row(426);
-    /// `UNC_CHA_TOR_INSERTS.IPQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IPQ` (experimental).
     pub const TOR_INSERTS_IPQ: Event = Event::row(427);
-    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA` (experimental).
     pub const TOR_INSERTS_IRQ_NON_IA: Event = Event::row(428);
-    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF` (experimental).
     pub const TOR_INSERTS_PRQ_NON_IOSF: Event = Event::row(429);
-    /// `UNC_CHA_TOR_INSERTS.RRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.RRQ` (experimental).
     pub const TOR_INSERTS_RRQ: Event = Event::row(430);
-    /// `UNC_CHA_TOR_INSERTS.WBQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.WBQ` (experimental).
     pub const TOR_INSERTS_WBQ: Event = Event::row(431);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_IO` (experimental).
     pub const TOR_INSERTS_LOC_IO: Event = Event::row(432);
-    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_IA` (experimental).
     pub const TOR_INSERTS_LOC_IA: Event = Event::row(433);
-    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOC_ALL` (experimental).
     pub const TOR_INSERTS_LOC_ALL: Event = Event::row(434);
-    /// `UNC_CHA_TOR_INSERTS.HIT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.HIT` (experimental).
     pub const TOR_INSERTS_HIT: Event = Event::row(435);
-    /// `UNC_CHA_TOR_INSERTS.MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.MISS` (experimental).
     pub const TOR_INSERTS_MISS: Event = Event::row(436);
-    /// `UNC_CHA_TOR_INSERTS.MMCFG` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.MMCFG` (experimental).
     pub const TOR_INSERTS_MMCFG: Event = Event::row(437);
-    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT` (experimental).
     pub const TOR_INSERTS_LOCAL_TGT: Event = Event::row(438);
-    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT` (experimental).
     pub const TOR_INSERTS_REMOTE_TGT: Event = Event::row(439);
-    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC` (experimental).
     pub const TOR_INSERTS_MATCH_OPC: Event = Event::row(440);
-    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC` (experimental).
     pub const TOR_INSERTS_PREMORPH_OPC: Event = Event::row(441);
-    /// `UNC_CHA_TOR_INSERTS.NEARMEM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.NEARMEM` (experimental).
     pub const TOR_INSERTS_NEARMEM: Event = Event::row(442);
-    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM` (experimental).
     pub const TOR_INSERTS_NOT_NEARMEM: Event = Event::row(443);
-    /// `UNC_CHA_TOR_INSERTS.NONCOH` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.NONCOH` (experimental).
     pub const TOR_INSERTS_NONCOH: Event = Event::row(444);
-    /// `UNC_CHA_TOR_INSERTS.ISOC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.ISOC` (experimental).
     pub const TOR_INSERTS_ISOC: Event = Event::row(445);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA` (experimental).
     pub const TOR_OCCUPANCY_IRQ_IA: Event = Event::row(446);
-    /// `UNC_CHA_TOR_OCCUPANCY.EVICT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.EVICT` (experimental).
     pub const TOR_OCCUPANCY_EVICT: Event = Event::row(447);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.PRQ` (experimental).
     pub const TOR_OCCUPANCY_PRQ: Event = Event::row(448);
-    /// `UNC_CHA_TOR_OCCUPANCY.IPQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IPQ` (experimental).
     pub const TOR_OCCUPANCY_IPQ: Event = Event::row(449);
-    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA` (experimental).
     pub const TOR_OCCUPANCY_IRQ_NON_IA: Event = Event::row(450);
-    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF` (experimental).
     pub const TOR_OCCUPANCY_PRQ_NON_IOSF: Event = Event::row(451);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO` (experimental).
     pub const TOR_OCCUPANCY_LOC_IO: Event = Event::row(452);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA` (experimental).
     pub const TOR_OCCUPANCY_LOC_IA: Event = Event::row(453);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL` (experimental).
     pub const TOR_OCCUPANCY_LOC_ALL: Event = Event::row(454);
-    /// `UNC_CHA_TOR_OCCUPANCY.HIT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.HIT` (experimental).
     pub const TOR_OCCUPANCY_HIT: Event = Event::row(455);
-    /// `UNC_CHA_TOR_OCCUPANCY.MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.MISS` (experimental).
     pub const TOR_OCCUPANCY_MISS: Event = Event::row(456);
-    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG` (experimental).
     pub const TOR_OCCUPANCY_MMCFG: Event = Event::row(457);
-    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT` (experimental).
     pub const TOR_OCCUPANCY_LOCAL_TGT: Event = Event::row(458);
-    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT` (experimental).
     pub const TOR_OCCUPANCY_REMOTE_TGT: Event = Event::row(459);
-    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC` (experimental).
     pub const TOR_OCCUPANCY_MATCH_OPC: Event = Event::row(460);
-    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC` (experimental).
     pub const TOR_OCCUPANCY_PREMORPH_OPC: Event = Event::row(461);
-    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM` (experimental).
     pub const TOR_OCCUPANCY_NEARMEM: Event = Event::row(462);
-    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM` (experimental).
     pub const TOR_OCCUPANCY_NOT_NEARMEM: Event = Event::row(463);
-    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH` (experimental).
     pub const TOR_OCCUPANCY_NONCOH: Event = Event::row(464);
-    /// `UNC_CHA_TOR_OCCUPANCY.ISOC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.ISOC` (experimental).
     pub const TOR_OCCUPANCY_ISOC: Event = Event::row(465);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR0` (experimental).
     pub const AG0_AD_CRD_ACQUIRED0_TGR0: Event = Event::row(466);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR1` (experimental).
     pub const AG0_AD_CRD_ACQUIRED0_TGR1: Event = Event::row(467);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR2` (experimental).
     pub const AG0_AD_CRD_ACQUIRED0_TGR2: Event = Event::row(468);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR3` (experimental).
     pub const AG0_AD_CRD_ACQUIRED0_TGR3: Event = Event::row(469);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR4` (experimental).
     pub const AG0_AD_CRD_ACQUIRED0_TGR4: Event = Event::row(470);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR5` (experimental).
     pub const AG0_AD_CRD_ACQUIRED0_TGR5: Event = Event::row(471);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR6` (experimental).
     pub const AG0_AD_CRD_ACQUIRED0_TGR6: Event = Event::row(472);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED0.TGR7` (experimental).
     pub const AG0_AD_CRD_ACQUIRED0_TGR7: Event = Event::row(473);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR8` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR8` (experimental).
     pub const AG0_AD_CRD_ACQUIRED1_TGR8: Event = Event::row(474);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR9` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR9` (experimental).
     pub const AG0_AD_CRD_ACQUIRED1_TGR9: Event = Event::row(475);
-    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR10` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_ACQUIRED1.TGR10` (experimental).
     pub const AG0_AD_CRD_ACQUIRED1_TGR10: Event = Event::row(476);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR0` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY0_TGR0: Event = Event::row(477);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR1` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY0_TGR1: Event = Event::row(478);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR2` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY0_TGR2: Event = Event::row(479);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR3` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY0_TGR3: Event = Event::row(480);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR4` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY0_TGR4: Event = Event::row(481);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR5` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY0_TGR5: Event = Event::row(482);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR6` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY0_TGR6: Event = Event::row(483);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY0.TGR7` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY0_TGR7: Event = Event::row(484);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR8` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR8` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY1_TGR8: Event = Event::row(485);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR9` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR9` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY1_TGR9: Event = Event::row(486);
-    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR10` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_AD_CRD_OCCUPANCY1.TGR10` (experimental).
     pub const AG0_AD_CRD_OCCUPANCY1_TGR10: Event = Event::row(487);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR0` (experimental).
     pub const AG0_BL_CRD_ACQUIRED0_TGR0: Event = Event::row(488);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR1` (experimental).
     pub const AG0_BL_CRD_ACQUIRED0_TGR1: Event = Event::row(489);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR2` (experimental).
     pub const AG0_BL_CRD_ACQUIRED0_TGR2: Event = Event::row(490);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR3` (experimental).
     pub const AG0_BL_CRD_ACQUIRED0_TGR3: Event = Event::row(491);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR4` (experimental).
     pub const AG0_BL_CRD_ACQUIRED0_TGR4: Event = Event::row(492);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR5` (experimental).
     pub const AG0_BL_CRD_ACQUIRED0_TGR5: Event = Event::row(493);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR6` (experimental).
     pub const AG0_BL_CRD_ACQUIRED0_TGR6: Event = Event::row(494);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED0.TGR7` (experimental).
     pub const AG0_BL_CRD_ACQUIRED0_TGR7: Event = Event::row(495);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR8` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR8` (experimental).
     pub const AG0_BL_CRD_ACQUIRED1_TGR8: Event = Event::row(496);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR9` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR9` (experimental).
     pub const AG0_BL_CRD_ACQUIRED1_TGR9: Event = Event::row(497);
-    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR10` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_ACQUIRED1.TGR10` (experimental).
     pub const AG0_BL_CRD_ACQUIRED1_TGR10: Event = Event::row(498);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR0` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY0_TGR0: Event = Event::row(499);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR1` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY0_TGR1: Event = Event::row(500);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR2` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY0_TGR2: Event = Event::row(501);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR3` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY0_TGR3: Event = Event::row(502);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR4` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY0_TGR4: Event = Event::row(503);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR5` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY0_TGR5: Event = Event::row(504);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR6` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY0_TGR6: Event = Event::row(505);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY0.TGR7` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY0_TGR7: Event = Event::row(506);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR8` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR8` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY1_TGR8: Event = Event::row(507);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR9` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR9` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY1_TGR9: Event = Event::row(508);
-    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR10` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG0_BL_CRD_OCCUPANCY1.TGR10` (experimental).
     pub const AG0_BL_CRD_OCCUPANCY1_TGR10: Event = Event::row(509);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR0` (experimental).
     pub const AG1_AD_CRD_ACQUIRED0_TGR0: Event = Event::row(510);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR1` (experimental).
     pub const AG1_AD_CRD_ACQUIRED0_TGR1: Event = Event::row(511);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR2` (experimental).
     pub const AG1_AD_CRD_ACQUIRED0_TGR2: Event = Event::row(512);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR3` (experimental).
     pub const AG1_AD_CRD_ACQUIRED0_TGR3: Event = Event::row(513);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR4` (experimental).
     pub const AG1_AD_CRD_ACQUIRED0_TGR4: Event = Event::row(514);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR5` (experimental).
     pub const AG1_AD_CRD_ACQUIRED0_TGR5: Event = Event::row(515);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR6` (experimental).
     pub const AG1_AD_CRD_ACQUIRED0_TGR6: Event = Event::row(516);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED0.TGR7` (experimental).
     pub const AG1_AD_CRD_ACQUIRED0_TGR7: Event = Event::row(517);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR8` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR8` (experimental).
     pub const AG1_AD_CRD_ACQUIRED1_TGR8: Event = Event::row(518);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR9` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR9` (experimental).
     pub const AG1_AD_CRD_ACQUIRED1_TGR9: Event = Event::row(519);
-    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR10` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_ACQUIRED1.TGR10` (experimental).
     pub const AG1_AD_CRD_ACQUIRED1_TGR10: Event = Event::row(520);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR0` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY0_TGR0: Event = Event::row(521);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR1` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY0_TGR1: Event = Event::row(522);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR2` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY0_TGR2: Event = Event::row(523);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR3` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY0_TGR3: Event = Event::row(524);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR4` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY0_TGR4: Event = Event::row(525);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR5` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY0_TGR5: Event = Event::row(526);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR6` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY0_TGR6: Event = Event::row(527);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY0.TGR7` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY0_TGR7: Event = Event::row(528);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR8` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR8` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY1_TGR8: Event = Event::row(529);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR9` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR9` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY1_TGR9: Event = Event::row(530);
-    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR10` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_AD_CRD_OCCUPANCY1.TGR10` (experimental).
     pub const AG1_AD_CRD_OCCUPANCY1_TGR10: Event = Event::row(531);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR0` (experimental).
     pub const AG1_BL_CRD_ACQUIRED0_TGR0: Event = Event::row(532);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR1` (experimental).
     pub const AG1_BL_CRD_ACQUIRED0_TGR1: Event = Event::row(533);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR2` (experimental).
     pub const AG1_BL_CRD_ACQUIRED0_TGR2: Event = Event::row(534);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR3` (experimental).
     pub const AG1_BL_CRD_ACQUIRED0_TGR3: Event = Event::row(535);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR4` (experimental).
     pub const AG1_BL_CRD_ACQUIRED0_TGR4: Event = Event::row(536);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR5` (experimental).
     pub const AG1_BL_CRD_ACQUIRED0_TGR5: Event = Event::row(537);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR6` (experimental).
     pub const AG1_BL_CRD_ACQUIRED0_TGR6: Event = Event::row(538);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED0.TGR7` (experimental).
     pub const AG1_BL_CRD_ACQUIRED0_TGR7: Event = Event::row(539);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR8` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR8` (experimental).
     pub const AG1_BL_CRD_ACQUIRED1_TGR8: Event = Event::row(540);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR9` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR9` (experimental).
     pub const AG1_BL_CRD_ACQUIRED1_TGR9: Event = Event::row(541);
-    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR10` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_ACQUIRED1.TGR10` (experimental).
     pub const AG1_BL_CRD_ACQUIRED1_TGR10: Event = Event::row(542);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR0` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY0_TGR0: Event = Event::row(543);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR1` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY0_TGR1: Event = Event::row(544);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR2` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY0_TGR2: Event = Event::row(545);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR3` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY0_TGR3: Event = Event::row(546);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR4` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY0_TGR4: Event = Event::row(547);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR5` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY0_TGR5: Event = Event::row(548);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR6` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY0_TGR6: Event = Event::row(549);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY0.TGR7` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY0_TGR7: Event = Event::row(550);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR8` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR8` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY1_TGR8: Event = Event::row(551);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR9` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR9` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY1_TGR9: Event = Event::row(552);
-    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR10` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_AG1_BL_CRD_OCCUPANCY1.TGR10` (experimental).
     pub const AG1_BL_CRD_OCCUPANCY1_TGR10: Event = Event::row(553);
-    /// `UNC_CHA_DISTRESS_ASSERTED.VERT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.VERT` (experimental).
     pub const DISTRESS_ASSERTED_VERT: Event = Event::row(554);
-    /// `UNC_CHA_DISTRESS_ASSERTED.HORZ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.HORZ` (experimental).
     pub const DISTRESS_ASSERTED_HORZ: Event = Event::row(555);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_LOCAL` (experimental).
     pub const DISTRESS_ASSERTED_DPT_LOCAL: Event = Event::row(556);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL` (experimental).
     pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event::row(557);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_IV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_IV` (experimental).
     pub const DISTRESS_ASSERTED_DPT_STALL_IV: Event = Event::row(558);
-    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_NOCRD` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_STALL_NOCRD` (experimental).
     pub const DISTRESS_ASSERTED_DPT_STALL_NOCRD: Event = Event::row(559);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP` (experimental).
     pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event::row(560);
-    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN` (experimental).
     pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event::row(561);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_EVEN` (experimental).
     pub const HORZ_RING_AD_IN_USE_LEFT_EVEN: Event = Event::row(562);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AD_IN_USE.LEFT_ODD` (experimental).
     pub const HORZ_RING_AD_IN_USE_LEFT_ODD: Event = Event::row(563);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_EVEN` (experimental).
     pub const HORZ_RING_AD_IN_USE_RIGHT_EVEN: Event = Event::row(564);
-    /// `UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AD_IN_USE.RIGHT_ODD` (experimental).
     pub const HORZ_RING_AD_IN_USE_RIGHT_ODD: Event = Event::row(565);
-    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_EVEN` (experimental).
     pub const HORZ_RING_AKC_IN_USE_LEFT_EVEN: Event = Event::row(566);
-    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.LEFT_ODD` (experimental).
     pub const HORZ_RING_AKC_IN_USE_LEFT_ODD: Event = Event::row(567);
-    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_EVEN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_EVEN` (experimental).
     pub const HORZ_RING_AKC_IN_USE_RIGHT_EVEN: Event = Event::row(568);
-    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AKC_IN_USE.RIGHT_ODD` (experimental).
     pub const HORZ_RING_AKC_IN_USE_RIGHT_ODD: Event = Event::row(569);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_EVEN` (experimental).
     pub const HORZ_RING_AK_IN_USE_LEFT_EVEN: Event = Event::row(570);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AK_IN_USE.LEFT_ODD` (experimental).
     pub const HORZ_RING_AK_IN_USE_LEFT_ODD: Event = Event::row(571);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_EVEN` (experimental).
     pub const HORZ_RING_AK_IN_USE_RIGHT_EVEN: Event = Event::row(572);
-    /// `UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_AK_IN_USE.RIGHT_ODD` (experimental).
     pub const HORZ_RING_AK_IN_USE_RIGHT_ODD: Event = Event::row(573);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_EVEN` (experimental).
     pub const HORZ_RING_BL_IN_USE_LEFT_EVEN: Event = Event::row(574);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_BL_IN_USE.LEFT_ODD` (experimental).
     pub const HORZ_RING_BL_IN_USE_LEFT_ODD: Event = Event::row(575);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_EVEN` (experimental).
     pub const HORZ_RING_BL_IN_USE_RIGHT_EVEN: Event = Event::row(576);
-    /// `UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_BL_IN_USE.RIGHT_ODD` (experimental).
     pub const HORZ_RING_BL_IN_USE_RIGHT_ODD: Event = Event::row(577);
-    /// `UNC_CHA_HORZ_RING_IV_IN_USE.LEFT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_IV_IN_USE.LEFT` (experimental).
     pub const HORZ_RING_IV_IN_USE_LEFT: Event = Event::row(578);
-    /// `UNC_CHA_HORZ_RING_IV_IN_USE.RIGHT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_HORZ_RING_IV_IN_USE.RIGHT` (experimental).
     pub const HORZ_RING_IV_IN_USE_RIGHT: Event = Event::row(579);
-    /// `UNC_CHA_MISC_EXTERNAL.MBE_INST0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_MISC_EXTERNAL.MBE_INST0` (experimental).
     pub const MISC_EXTERNAL_MBE_INST0: Event = Event::row(580);
-    /// `UNC_CHA_MISC_EXTERNAL.MBE_INST1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_MISC_EXTERNAL.MBE_INST1` (experimental).
     pub const MISC_EXTERNAL_MBE_INST1: Event = Event::row(581);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.AD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_HORZ.AD` (experimental).
     pub const RING_BOUNCES_HORZ_AD: Event = Event::row(582);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.AK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_HORZ.AK` (experimental).
     pub const RING_BOUNCES_HORZ_AK: Event = Event::row(583);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.BL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_HORZ.BL` (experimental).
     pub const RING_BOUNCES_HORZ_BL: Event = Event::row(584);
-    /// `UNC_CHA_RING_BOUNCES_HORZ.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_HORZ.IV` (experimental).
     pub const RING_BOUNCES_HORZ_IV: Event = Event::row(585);
-    /// `UNC_CHA_RING_BOUNCES_VERT.AD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_VERT.AD` (experimental).
     pub const RING_BOUNCES_VERT_AD: Event = Event::row(586);
-    /// `UNC_CHA_RING_BOUNCES_VERT.AK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_VERT.AK` (experimental).
     pub const RING_BOUNCES_VERT_AK: Event = Event::row(587);
-    /// `UNC_CHA_RING_BOUNCES_VERT.BL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_VERT.BL` (experimental).
     pub const RING_BOUNCES_VERT_BL: Event = Event::row(588);
-    /// `UNC_CHA_RING_BOUNCES_VERT.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_VERT.IV` (experimental).
     pub const RING_BOUNCES_VERT_IV: Event = Event::row(589);
-    /// `UNC_CHA_RING_BOUNCES_VERT.AKC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RING_BOUNCES_VERT.AKC` (experimental).
     pub const RING_BOUNCES_VERT_AKC: Event = Event::row(590);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AD` (experimental).
     pub const RING_SINK_STARVED_HORZ_AD: Event = Event::row(591);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AK` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AK` (experimental).
     pub const RING_SINK_STARVED_HORZ_AK: Event = Event::row(592);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.BL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_HORZ.BL` (experimental).
     pub const RING_SINK_STARVED_HORZ_BL: Event = Event::row(593);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.IV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_HORZ.IV` (experimental).
     pub const RING_SINK_STARVED_HORZ_IV: Event = Event::row(594);
-    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_HORZ.AK_AG1` (experimental).
     pub const RING_SINK_STARVED_HORZ_AK_AG1: Event = Event::row(595);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.AD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_VERT.AD` (experimental).
     pub const RING_SINK_STARVED_VERT_AD: Event = Event::row(596);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.AK` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_VERT.AK` (experimental).
     pub const RING_SINK_STARVED_VERT_AK: Event = Event::row(597);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.BL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_VERT.BL` (experimental).
     pub const RING_SINK_STARVED_VERT_BL: Event = Event::row(598);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.IV` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_VERT.IV` (experimental).
     pub const RING_SINK_STARVED_VERT_IV: Event = Event::row(599);
-    /// `UNC_CHA_RING_SINK_STARVED_VERT.AKC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RING_SINK_STARVED_VERT.AKC` (experimental).
     pub const RING_SINK_STARVED_VERT_AKC: Event = Event::row(600);
-    /// `UNC_CHA_RxR_BUSY_STARVED.AD_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxR_BUSY_STARVED.AD_UNCRD` (experimental).
     pub const RXR_BUSY_STARVED_AD_UNCRD: Event = Event::row(601);
-    /// `UNC_CHA_RxR_BUSY_STARVED.BL_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_RxR_BUSY_STARVED.BL_UNCRD` (experimental).
     pub const RXR_BUSY_STARVED_BL_UNCRD: Event = Event::row(602);
-    /// `UNC_CHA_RxR_BUSY_STARVED.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_BUSY_STARVED.AD_CRD` (experimental).
     pub const RXR_BUSY_STARVED_AD_CRD: Event = Event::row(603);
-    /// `UNC_CHA_RxR_BUSY_STARVED.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_BUSY_STARVED.BL_CRD` (experimental).
     pub const RXR_BUSY_STARVED_BL_CRD: Event = Event::row(604);
-    /// `UNC_CHA_RxR_BUSY_STARVED.AD_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_BUSY_STARVED.AD_ALL` (experimental).
     pub const RXR_BUSY_STARVED_AD_ALL: Event = Event::row(605);
-    /// `UNC_CHA_RxR_BUSY_STARVED.BL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_BUSY_STARVED.BL_ALL` (experimental).
     pub const RXR_BUSY_STARVED_BL_ALL: Event = Event::row(606);
-    /// `UNC_CHA_RxR_BYPASS.AD_UNCRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.AD_UNCRD` (experimental).
     pub const RXR_BYPASS_AD_UNCRD: Event = Event::row(607);
-    /// `UNC_CHA_RxR_BYPASS.AK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.AK` (experimental).
     pub const RXR_BYPASS_AK: Event = Event::row(608);
-    /// `UNC_CHA_RxR_BYPASS.BL_UNCRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.BL_UNCRD` (experimental).
     pub const RXR_BYPASS_BL_UNCRD: Event = Event::row(609);
-    /// `UNC_CHA_RxR_BYPASS.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.IV` (experimental).
     pub const RXR_BYPASS_IV: Event = Event::row(610);
-    /// `UNC_CHA_RxR_BYPASS.AD_CRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.AD_CRD` (experimental).
     pub const RXR_BYPASS_AD_CRD: Event = Event::row(611);
-    /// `UNC_CHA_RxR_BYPASS.BL_CRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.BL_CRD` (experimental).
     pub const RXR_BYPASS_BL_CRD: Event = Event::row(612);
-    /// `UNC_CHA_RxR_BYPASS.AKC_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.AKC_UNCRD` (experimental).
     pub const RXR_BYPASS_AKC_UNCRD: Event = Event::row(613);
-    /// `UNC_CHA_RxR_BYPASS.AD_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.AD_ALL` (experimental).
     pub const RXR_BYPASS_AD_ALL: Event = Event::row(614);
-    /// `UNC_CHA_RxR_BYPASS.BL_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_BYPASS.BL_ALL` (experimental).
     pub const RXR_BYPASS_BL_ALL: Event = Event::row(615);
-    /// `UNC_CHA_RxR_CRD_STARVED.AD_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.AD_UNCRD` (experimental).
     pub const RXR_CRD_STARVED_AD_UNCRD: Event = Event::row(616);
-    /// `UNC_CHA_RxR_CRD_STARVED.AK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.AK` (experimental).
     pub const RXR_CRD_STARVED_AK: Event = Event::row(617);
-    /// `UNC_CHA_RxR_CRD_STARVED.BL_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.BL_UNCRD` (experimental).
     pub const RXR_CRD_STARVED_BL_UNCRD: Event = Event::row(618);
-    /// `UNC_CHA_RxR_CRD_STARVED.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.IV` (experimental).
     pub const RXR_CRD_STARVED_IV: Event = Event::row(619);
-    /// `UNC_CHA_RxR_CRD_STARVED.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.AD_CRD` (experimental).
     pub const RXR_CRD_STARVED_AD_CRD: Event = Event::row(620);
-    /// `UNC_CHA_RxR_CRD_STARVED.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.BL_CRD` (experimental).
     pub const RXR_CRD_STARVED_BL_CRD: Event = Event::row(621);
-    /// `UNC_CHA_RxR_CRD_STARVED.IFV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.IFV` (experimental).
     pub const RXR_CRD_STARVED_IFV: Event = Event::row(622);
-    /// `UNC_CHA_RxR_CRD_STARVED.AD_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.AD_ALL` (experimental).
     pub const RXR_CRD_STARVED_AD_ALL: Event = Event::row(623);
-    /// `UNC_CHA_RxR_CRD_STARVED.BL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED.BL_ALL` (experimental).
     pub const RXR_CRD_STARVED_BL_ALL: Event = Event::row(624);
-    /// `UNC_CHA_RxR_INSERTS.AD_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.AD_UNCRD` (experimental).
     pub const RXR_INSERTS_AD_UNCRD: Event = Event::row(625);
-    /// `UNC_CHA_RxR_INSERTS.AK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.AK` (experimental).
     pub const RXR_INSERTS_AK: Event = Event::row(626);
-    /// `UNC_CHA_RxR_INSERTS.BL_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.BL_UNCRD` (experimental).
     pub const RXR_INSERTS_BL_UNCRD: Event = Event::row(627);
-    /// `UNC_CHA_RxR_INSERTS.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.IV` (experimental).
     pub const RXR_INSERTS_IV: Event = Event::row(628);
-    /// `UNC_CHA_RxR_INSERTS.AD_CRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.AD_CRD` (experimental).
     pub const RXR_INSERTS_AD_CRD: Event = Event::row(629);
-    /// `UNC_CHA_RxR_INSERTS.BL_CRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.BL_CRD` (experimental).
     pub const RXR_INSERTS_BL_CRD: Event = Event::row(630);
-    /// `UNC_CHA_RxR_INSERTS.AKC_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.AKC_UNCRD` (experimental).
     pub const RXR_INSERTS_AKC_UNCRD: Event = Event::row(631);
-    /// `UNC_CHA_RxR_INSERTS.AD_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.AD_ALL` (experimental).
     pub const RXR_INSERTS_AD_ALL: Event = Event::row(632);
-    /// `UNC_CHA_RxR_INSERTS.BL_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_INSERTS.BL_ALL` (experimental).
     pub const RXR_INSERTS_BL_ALL: Event = Event::row(633);
-    /// `UNC_CHA_RxR_OCCUPANCY.AD_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.AD_UNCRD` (experimental).
     pub const RXR_OCCUPANCY_AD_UNCRD: Event = Event::row(634);
-    /// `UNC_CHA_RxR_OCCUPANCY.AK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.AK` (experimental).
     pub const RXR_OCCUPANCY_AK: Event = Event::row(635);
-    /// `UNC_CHA_RxR_OCCUPANCY.BL_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.BL_UNCRD` (experimental).
     pub const RXR_OCCUPANCY_BL_UNCRD: Event = Event::row(636);
-    /// `UNC_CHA_RxR_OCCUPANCY.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.IV` (experimental).
     pub const RXR_OCCUPANCY_IV: Event = Event::row(637);
-    /// `UNC_CHA_RxR_OCCUPANCY.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.AD_CRD` (experimental).
     pub const RXR_OCCUPANCY_AD_CRD: Event = Event::row(638);
-    /// `UNC_CHA_RxR_OCCUPANCY.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.BL_CRD` (experimental).
     pub const RXR_OCCUPANCY_BL_CRD: Event = Event::row(639);
-    /// `UNC_CHA_RxR_OCCUPANCY.AKC_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.AKC_UNCRD` (experimental).
     pub const RXR_OCCUPANCY_AKC_UNCRD: Event = Event::row(640);
-    /// `UNC_CHA_RxR_OCCUPANCY.AD_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.AD_ALL` (experimental).
     pub const RXR_OCCUPANCY_AD_ALL: Event = Event::row(641);
-    /// `UNC_CHA_RxR_OCCUPANCY.BL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_RxR_OCCUPANCY.BL_ALL` (experimental).
     pub const RXR_OCCUPANCY_BL_ALL: Event = Event::row(642);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR0` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR0: Event = Event::row(643);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR1` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR1: Event = Event::row(644);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR2` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR2: Event = Event::row(645);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR3` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR3: Event = Event::row(646);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR4` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR4: Event = Event::row(647);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR5` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR5: Event = Event::row(648);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR6` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR6: Event = Event::row(649);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG0.TGR7` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG0_TGR7: Event = Event::row(650);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR0` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR0: Event = Event::row(651);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR1` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR1: Event = Event::row(652);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR2` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR2: Event = Event::row(653);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR3` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR3: Event = Event::row(654);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR4` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR4: Event = Event::row(655);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR5` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR5: Event = Event::row(656);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR6` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR6: Event = Event::row(657);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_AD_AG1.TGR7` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_AD_AG1_TGR7: Event = Event::row(658);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR0` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR0: Event = Event::row(659);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR1` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR1: Event = Event::row(660);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR2` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR2: Event = Event::row(661);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR3` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR3: Event = Event::row(662);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR4` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR4: Event = Event::row(663);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR5` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR5: Event = Event::row(664);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR6` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR6: Event = Event::row(665);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG0.TGR7` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG0_TGR7: Event = Event::row(666);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR0` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR0: Event = Event::row(667);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR1` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR1: Event = Event::row(668);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR2` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR2: Event = Event::row(669);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR3` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR3: Event = Event::row(670);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR4` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR4: Event = Event::row(671);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR5` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR5: Event = Event::row(672);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR6` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR6: Event = Event::row(673);
-    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL0_NO_TxR_HORZ_CRD_BL_AG1.TGR7` (experimental).
     pub const STALL0_NO_TXR_HORZ_CRD_BL_AG1_TGR7: Event = Event::row(674);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR8` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR8: Event = Event::row(675);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR9` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR9: Event = Event::row(676);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG0.TGR10` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_AD_AG0_TGR10: Event = Event::row(677);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR8` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR8: Event = Event::row(678);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR9` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR9: Event = Event::row(679);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_AD_AG1_1.TGR10` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_AD_AG1_1_TGR10: Event = Event::row(680);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR8` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR8: Event = Event::row(681);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR9` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR9: Event = Event::row(682);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG0_1.TGR10` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_BL_AG0_1_TGR10: Event = Event::row(683);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR8` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR8: Event = Event::row(684);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR9` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR9: Event = Event::row(685);
-    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_STALL1_NO_TxR_HORZ_CRD_BL_AG1_1.TGR10` (experimental).
     pub const STALL1_NO_TXR_HORZ_CRD_BL_AG1_1_TGR10: Event = Event::row(686);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_UNCRD` (experimental).
     pub const TXR_HORZ_ADS_USED_AD_UNCRD: Event = Event::row(687);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_UNCRD` (experimental).
     pub const TXR_HORZ_ADS_USED_BL_UNCRD: Event = Event::row(688);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_CRD` (experimental).
     pub const TXR_HORZ_ADS_USED_AD_CRD: Event = Event::row(689);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_CRD` (experimental).
     pub const TXR_HORZ_ADS_USED_BL_CRD: Event = Event::row(690);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_ADS_USED.AD_ALL` (experimental).
     pub const TXR_HORZ_ADS_USED_AD_ALL: Event = Event::row(691);
-    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_ADS_USED.BL_ALL` (experimental).
     pub const TXR_HORZ_ADS_USED_BL_ALL: Event = Event::row(692);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_UNCRD` (experimental).
     pub const TXR_HORZ_BYPASS_AD_UNCRD: Event = Event::row(693);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.AK` (experimental).
     pub const TXR_HORZ_BYPASS_AK: Event = Event::row(694);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_UNCRD` (experimental).
     pub const TXR_HORZ_BYPASS_BL_UNCRD: Event = Event::row(695);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.IV` (experimental).
     pub const TXR_HORZ_BYPASS_IV: Event = Event::row(696);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_CRD` (experimental).
     pub const TXR_HORZ_BYPASS_AD_CRD: Event = Event::row(697);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_CRD` (experimental).
     pub const TXR_HORZ_BYPASS_BL_CRD: Event = Event::row(698);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AKC_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.AKC_UNCRD` (experimental).
     pub const TXR_HORZ_BYPASS_AKC_UNCRD: Event = Event::row(699);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.AD_ALL` (experimental).
     pub const TXR_HORZ_BYPASS_AD_ALL: Event = Event::row(700);
-    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_BYPASS.BL_ALL` (experimental).
     pub const TXR_HORZ_BYPASS_BL_ALL: Event = Event::row(701);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_UNCRD` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_AD_UNCRD: Event = Event::row(702);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AK` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_AK: Event = Event::row(703);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_UNCRD` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_BL_UNCRD: Event = Event::row(704);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.IV` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_IV: Event = Event::row(705);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_CRD` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_AD_CRD: Event = Event::row(706);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_CRD` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_BL_CRD: Event = Event::row(707);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AKC_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AKC_UNCRD` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_AKC_UNCRD: Event = Event::row(708);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_ALL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.AD_ALL` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_AD_ALL: Event = Event::row(709);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_ALL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_FULL.BL_ALL` (experimental).
     pub const TXR_HORZ_CYCLES_FULL_BL_ALL: Event = Event::row(710);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_UNCRD` (experimental).
     pub const TXR_HORZ_CYCLES_NE_AD_UNCRD: Event = Event::row(711);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AK` (experimental).
     pub const TXR_HORZ_CYCLES_NE_AK: Event = Event::row(712);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_UNCRD` (experimental).
     pub const TXR_HORZ_CYCLES_NE_BL_UNCRD: Event = Event::row(713);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.IV` (experimental).
     pub const TXR_HORZ_CYCLES_NE_IV: Event = Event::row(714);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_CRD` (experimental).
     pub const TXR_HORZ_CYCLES_NE_AD_CRD: Event = Event::row(715);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_CRD` (experimental).
     pub const TXR_HORZ_CYCLES_NE_BL_CRD: Event = Event::row(716);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AKC_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AKC_UNCRD` (experimental).
     pub const TXR_HORZ_CYCLES_NE_AKC_UNCRD: Event = Event::row(717);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_ALL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.AD_ALL` (experimental).
     pub const TXR_HORZ_CYCLES_NE_AD_ALL: Event = Event::row(718);
-    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_ALL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_CYCLES_NE.BL_ALL` (experimental).
     pub const TXR_HORZ_CYCLES_NE_BL_ALL: Event = Event::row(719);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_UNCRD` (experimental).
     pub const TXR_HORZ_INSERTS_AD_UNCRD: Event = Event::row(720);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.AK` (experimental).
     pub const TXR_HORZ_INSERTS_AK: Event = Event::row(721);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_UNCRD` (experimental).
     pub const TXR_HORZ_INSERTS_BL_UNCRD: Event = Event::row(722);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.IV` (experimental).
     pub const TXR_HORZ_INSERTS_IV: Event = Event::row(723);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_CRD` (experimental).
     pub const TXR_HORZ_INSERTS_AD_CRD: Event = Event::row(724);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_CRD` (experimental).
     pub const TXR_HORZ_INSERTS_BL_CRD: Event = Event::row(725);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AKC_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.AKC_UNCRD` (experimental).
     pub const TXR_HORZ_INSERTS_AKC_UNCRD: Event = Event::row(726);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.AD_ALL` (experimental).
     pub const TXR_HORZ_INSERTS_AD_ALL: Event = Event::row(727);
-    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_INSERTS.BL_ALL` (experimental).
     pub const TXR_HORZ_INSERTS_BL_ALL: Event = Event::row(728);
-    /// `UNC_CHA_TxR_HORZ_NACK.AD_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.AD_UNCRD` (experimental).
     pub const TXR_HORZ_NACK_AD_UNCRD: Event = Event::row(729);
-    /// `UNC_CHA_TxR_HORZ_NACK.AK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.AK` (experimental).
     pub const TXR_HORZ_NACK_AK: Event = Event::row(730);
-    /// `UNC_CHA_TxR_HORZ_NACK.BL_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.BL_UNCRD` (experimental).
     pub const TXR_HORZ_NACK_BL_UNCRD: Event = Event::row(731);
-    /// `UNC_CHA_TxR_HORZ_NACK.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.IV` (experimental).
     pub const TXR_HORZ_NACK_IV: Event = Event::row(732);
-    /// `UNC_CHA_TxR_HORZ_NACK.AD_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.AD_CRD` (experimental).
     pub const TXR_HORZ_NACK_AD_CRD: Event = Event::row(733);
-    /// `UNC_CHA_TxR_HORZ_NACK.BL_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.BL_CRD` (experimental).
     pub const TXR_HORZ_NACK_BL_CRD: Event = Event::row(734);
-    /// `UNC_CHA_TxR_HORZ_NACK.AKC_UNCRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.AKC_UNCRD` (experimental).
     pub const TXR_HORZ_NACK_AKC_UNCRD: Event = Event::row(735);
-    /// `UNC_CHA_TxR_HORZ_NACK.AD_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.AD_ALL` (experimental).
     pub const TXR_HORZ_NACK_AD_ALL: Event = Event::row(736);
-    /// `UNC_CHA_TxR_HORZ_NACK.BL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_NACK.BL_ALL` (experimental).
     pub const TXR_HORZ_NACK_BL_ALL: Event = Event::row(737);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_UNCRD` (experimental).
     pub const TXR_HORZ_OCCUPANCY_AD_UNCRD: Event = Event::row(738);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AK` (experimental).
     pub const TXR_HORZ_OCCUPANCY_AK: Event = Event::row(739);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_UNCRD` (experimental).
     pub const TXR_HORZ_OCCUPANCY_BL_UNCRD: Event = Event::row(740);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.IV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.IV` (experimental).
     pub const TXR_HORZ_OCCUPANCY_IV: Event = Event::row(741);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_CRD` (experimental).
     pub const TXR_HORZ_OCCUPANCY_AD_CRD: Event = Event::row(742);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_CRD` (experimental).
     pub const TXR_HORZ_OCCUPANCY_BL_CRD: Event = Event::row(743);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AKC_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AKC_UNCRD` (experimental).
     pub const TXR_HORZ_OCCUPANCY_AKC_UNCRD: Event = Event::row(744);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_ALL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.AD_ALL` (experimental).
     pub const TXR_HORZ_OCCUPANCY_AD_ALL: Event = Event::row(745);
-    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_ALL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_OCCUPANCY.BL_ALL` (experimental).
     pub const TXR_HORZ_OCCUPANCY_BL_ALL: Event = Event::row(746);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AD_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_STARVED.AD_UNCRD` (experimental).
     pub const TXR_HORZ_STARVED_AD_UNCRD: Event = Event::row(747);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_STARVED.AK` (experimental).
     pub const TXR_HORZ_STARVED_AK: Event = Event::row(748);
-    /// `UNC_CHA_TxR_HORZ_STARVED.BL_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_STARVED.BL_UNCRD` (experimental).
     pub const TXR_HORZ_STARVED_BL_UNCRD: Event = Event::row(749);
-    /// `UNC_CHA_TxR_HORZ_STARVED.IV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_STARVED.IV` (experimental).
     pub const TXR_HORZ_STARVED_IV: Event = Event::row(750);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AKC_UNCRD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_STARVED.AKC_UNCRD` (experimental).
     pub const TXR_HORZ_STARVED_AKC_UNCRD: Event = Event::row(751);
-    /// `UNC_CHA_TxR_HORZ_STARVED.AD_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_STARVED.AD_ALL` (experimental).
     pub const TXR_HORZ_STARVED_AD_ALL: Event = Event::row(752);
-    /// `UNC_CHA_TxR_HORZ_STARVED.BL_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_HORZ_STARVED.BL_ALL` (experimental).
     pub const TXR_HORZ_STARVED_BL_ALL: Event = Event::row(753);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.AD_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_ADS_USED.AD_AG0` (experimental).
     pub const TXR_VERT_ADS_USED_AD_AG0: Event = Event::row(754);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.BL_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_ADS_USED.BL_AG0` (experimental).
     pub const TXR_VERT_ADS_USED_BL_AG0: Event = Event::row(755);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.AD_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_ADS_USED.AD_AG1` (experimental).
     pub const TXR_VERT_ADS_USED_AD_AG1: Event = Event::row(756);
-    /// `UNC_CHA_TxR_VERT_ADS_USED.BL_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_ADS_USED.BL_AG1` (experimental).
     pub const TXR_VERT_ADS_USED_BL_AG1: Event = Event::row(757);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AD_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS.AD_AG0` (experimental).
     pub const TXR_VERT_BYPASS_AD_AG0: Event = Event::row(758);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AK_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS.AK_AG0` (experimental).
     pub const TXR_VERT_BYPASS_AK_AG0: Event = Event::row(759);
-    /// `UNC_CHA_TxR_VERT_BYPASS.BL_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS.BL_AG0` (experimental).
     pub const TXR_VERT_BYPASS_BL_AG0: Event = Event::row(760);
-    /// `UNC_CHA_TxR_VERT_BYPASS.IV_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS.IV_AG1` (experimental).
     pub const TXR_VERT_BYPASS_IV_AG1: Event = Event::row(761);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AD_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS.AD_AG1` (experimental).
     pub const TXR_VERT_BYPASS_AD_AG1: Event = Event::row(762);
-    /// `UNC_CHA_TxR_VERT_BYPASS.AK_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS.AK_AG1` (experimental).
     pub const TXR_VERT_BYPASS_AK_AG1: Event = Event::row(763);
-    /// `UNC_CHA_TxR_VERT_BYPASS.BL_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS.BL_AG1` (experimental).
     pub const TXR_VERT_BYPASS_BL_AG1: Event = Event::row(764);
-    /// `UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG0` (experimental).
     pub const TXR_VERT_BYPASS_1_AKC_AG0: Event = Event::row(765);
-    /// `UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_BYPASS_1.AKC_AG1` (experimental).
     pub const TXR_VERT_BYPASS_1_AKC_AG1: Event = Event::row(766);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG0` (experimental).
     pub const TXR_VERT_CYCLES_FULL0_AD_AG0: Event = Event::row(767);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG0` (experimental).
     pub const TXR_VERT_CYCLES_FULL0_AK_AG0: Event = Event::row(768);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG0` (experimental).
     pub const TXR_VERT_CYCLES_FULL0_BL_AG0: Event = Event::row(769);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.IV_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.IV_AG0` (experimental).
     pub const TXR_VERT_CYCLES_FULL0_IV_AG0: Event = Event::row(770);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AD_AG1` (experimental).
     pub const TXR_VERT_CYCLES_FULL0_AD_AG1: Event = Event::row(771);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.AK_AG1` (experimental).
     pub const TXR_VERT_CYCLES_FULL0_AK_AG1: Event = Event::row(772);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL0.BL_AG1` (experimental).
     pub const TXR_VERT_CYCLES_FULL0_BL_AG1: Event = Event::row(773);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG0` (experimental).
     pub const TXR_VERT_CYCLES_FULL1_AKC_AG0: Event = Event::row(774);
-    /// `UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_FULL1.AKC_AG1` (experimental).
     pub const TXR_VERT_CYCLES_FULL1_AKC_AG1: Event = Event::row(775);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG0` (experimental).
     pub const TXR_VERT_CYCLES_NE0_AD_AG0: Event = Event::row(776);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG0` (experimental).
     pub const TXR_VERT_CYCLES_NE0_AK_AG0: Event = Event::row(777);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG0` (experimental).
     pub const TXR_VERT_CYCLES_NE0_BL_AG0: Event = Event::row(778);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.IV_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.IV_AG0` (experimental).
     pub const TXR_VERT_CYCLES_NE0_IV_AG0: Event = Event::row(779);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AD_AG1` (experimental).
     pub const TXR_VERT_CYCLES_NE0_AD_AG1: Event = Event::row(780);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.AK_AG1` (experimental).
     pub const TXR_VERT_CYCLES_NE0_AK_AG1: Event = Event::row(781);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE0.BL_AG1` (experimental).
     pub const TXR_VERT_CYCLES_NE0_BL_AG1: Event = Event::row(782);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG0` (experimental).
     pub const TXR_VERT_CYCLES_NE1_AKC_AG0: Event = Event::row(783);
-    /// `UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_CYCLES_NE1.AKC_AG1` (experimental).
     pub const TXR_VERT_CYCLES_NE1_AKC_AG1: Event = Event::row(784);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.AD_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS0.AD_AG0` (experimental).
     pub const TXR_VERT_INSERTS0_AD_AG0: Event = Event::row(785);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.AK_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS0.AK_AG0` (experimental).
     pub const TXR_VERT_INSERTS0_AK_AG0: Event = Event::row(786);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.BL_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS0.BL_AG0` (experimental).
     pub const TXR_VERT_INSERTS0_BL_AG0: Event = Event::row(787);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.IV_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS0.IV_AG0` (experimental).
     pub const TXR_VERT_INSERTS0_IV_AG0: Event = Event::row(788);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.AD_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS0.AD_AG1` (experimental).
     pub const TXR_VERT_INSERTS0_AD_AG1: Event = Event::row(789);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.AK_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS0.AK_AG1` (experimental).
     pub const TXR_VERT_INSERTS0_AK_AG1: Event = Event::row(790);
-    /// `UNC_CHA_TxR_VERT_INSERTS0.BL_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS0.BL_AG1` (experimental).
     pub const TXR_VERT_INSERTS0_BL_AG1: Event = Event::row(791);
-    /// `UNC_CHA_TxR_VERT_INSERTS1.AKC_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS1.AKC_AG0` (experimental).
     pub const TXR_VERT_INSERTS1_AKC_AG0: Event = Event::row(792);
-    /// `UNC_CHA_TxR_VERT_INSERTS1.AKC_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_INSERTS1.AKC_AG1` (experimental).
     pub const TXR_VERT_INSERTS1_AKC_AG1: Event = Event::row(793);
-    /// `UNC_CHA_TxR_VERT_NACK0.AD_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK0.AD_AG0` (experimental).
     pub const TXR_VERT_NACK0_AD_AG0: Event = Event::row(794);
-    /// `UNC_CHA_TxR_VERT_NACK0.AK_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK0.AK_AG0` (experimental).
     pub const TXR_VERT_NACK0_AK_AG0: Event = Event::row(795);
-    /// `UNC_CHA_TxR_VERT_NACK0.BL_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK0.BL_AG0` (experimental).
     pub const TXR_VERT_NACK0_BL_AG0: Event = Event::row(796);
-    /// `UNC_CHA_TxR_VERT_NACK0.IV_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK0.IV_AG0` (experimental).
     pub const TXR_VERT_NACK0_IV_AG0: Event = Event::row(797);
-    /// `UNC_CHA_TxR_VERT_NACK0.AD_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK0.AD_AG1` (experimental).
     pub const TXR_VERT_NACK0_AD_AG1: Event = Event::row(798);
-    /// `UNC_CHA_TxR_VERT_NACK0.AK_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK0.AK_AG1` (experimental).
     pub const TXR_VERT_NACK0_AK_AG1: Event = Event::row(799);
-    /// `UNC_CHA_TxR_VERT_NACK0.BL_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK0.BL_AG1` (experimental).
     pub const TXR_VERT_NACK0_BL_AG1: Event = Event::row(800);
-    /// `UNC_CHA_TxR_VERT_NACK1.AKC_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK1.AKC_AG0` (experimental).
     pub const TXR_VERT_NACK1_AKC_AG0: Event = Event::row(801);
-    /// `UNC_CHA_TxR_VERT_NACK1.AKC_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_NACK1.AKC_AG1` (experimental).
     pub const TXR_VERT_NACK1_AKC_AG1: Event = Event::row(802);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG0` (experimental).
     pub const TXR_VERT_OCCUPANCY0_AD_AG0: Event = Event::row(803);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG0` (experimental).
     pub const TXR_VERT_OCCUPANCY0_AK_AG0: Event = Event::row(804);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG0` (experimental).
     pub const TXR_VERT_OCCUPANCY0_BL_AG0: Event = Event::row(805);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.IV_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.IV_AG0` (experimental).
     pub const TXR_VERT_OCCUPANCY0_IV_AG0: Event = Event::row(806);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AD_AG1` (experimental).
     pub const TXR_VERT_OCCUPANCY0_AD_AG1: Event = Event::row(807);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.AK_AG1` (experimental).
     pub const TXR_VERT_OCCUPANCY0_AK_AG1: Event = Event::row(808);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY0.BL_AG1` (experimental).
     pub const TXR_VERT_OCCUPANCY0_BL_AG1: Event = Event::row(809);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG0` (experimental).
     pub const TXR_VERT_OCCUPANCY1_AKC_AG0: Event = Event::row(810);
-    /// `UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_OCCUPANCY1.AKC_AG1` (experimental).
     pub const TXR_VERT_OCCUPANCY1_AKC_AG1: Event = Event::row(811);
-    /// `UNC_CHA_TxR_VERT_STARVED0.AD_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED0.AD_AG0` (experimental).
     pub const TXR_VERT_STARVED0_AD_AG0: Event = Event::row(812);
-    /// `UNC_CHA_TxR_VERT_STARVED0.AK_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED0.AK_AG0` (experimental).
     pub const TXR_VERT_STARVED0_AK_AG0: Event = Event::row(813);
-    /// `UNC_CHA_TxR_VERT_STARVED0.BL_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED0.BL_AG0` (experimental).
     pub const TXR_VERT_STARVED0_BL_AG0: Event = Event::row(814);
-    /// `UNC_CHA_TxR_VERT_STARVED0.IV_AG0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED0.IV_AG0` (experimental).
     pub const TXR_VERT_STARVED0_IV_AG0: Event = Event::row(815);
-    /// `UNC_CHA_TxR_VERT_STARVED0.AD_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED0.AD_AG1` (experimental).
     pub const TXR_VERT_STARVED0_AD_AG1: Event = Event::row(816);
-    /// `UNC_CHA_TxR_VERT_STARVED0.AK_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED0.AK_AG1` (experimental).
     pub const TXR_VERT_STARVED0_AK_AG1: Event = Event::row(817);
-    /// `UNC_CHA_TxR_VERT_STARVED0.BL_AG1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED0.BL_AG1` (experimental).
     pub const TXR_VERT_STARVED0_BL_AG1: Event = Event::row(818);
-    /// `UNC_CHA_TxR_VERT_STARVED1.AKC_AG0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED1.AKC_AG0` (experimental).
     pub const TXR_VERT_STARVED1_AKC_AG0: Event = Event::row(819);
-    /// `UNC_CHA_TxR_VERT_STARVED1.AKC_AG1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED1.AKC_AG1` (experimental).
     pub const TXR_VERT_STARVED1_AKC_AG1: Event = Event::row(820);
-    /// `UNC_CHA_TxR_VERT_STARVED1.TGC` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TxR_VERT_STARVED1.TGC` (experimental).
     pub const TXR_VERT_STARVED1_TGC: Event = Event::row(821);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.UP_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AD_IN_USE.UP_EVEN` (experimental).
     pub const VERT_RING_AD_IN_USE_UP_EVEN: Event = Event::row(822);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.UP_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AD_IN_USE.UP_ODD` (experimental).
     pub const VERT_RING_AD_IN_USE_UP_ODD: Event = Event::row(823);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.DN_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AD_IN_USE.DN_EVEN` (experimental).
     pub const VERT_RING_AD_IN_USE_DN_EVEN: Event = Event::row(824);
-    /// `UNC_CHA_VERT_RING_AD_IN_USE.DN_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AD_IN_USE.DN_ODD` (experimental).
     pub const VERT_RING_AD_IN_USE_DN_ODD: Event = Event::row(825);
-    /// `UNC_CHA_VERT_RING_AKC_IN_USE.UP_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AKC_IN_USE.UP_EVEN` (experimental).
     pub const VERT_RING_AKC_IN_USE_UP_EVEN: Event = Event::row(826);
-    /// `UNC_CHA_VERT_RING_AKC_IN_USE.UP_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AKC_IN_USE.UP_ODD` (experimental).
     pub const VERT_RING_AKC_IN_USE_UP_ODD: Event = Event::row(827);
-    /// `UNC_CHA_VERT_RING_AKC_IN_USE.DN_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AKC_IN_USE.DN_EVEN` (experimental).
     pub const VERT_RING_AKC_IN_USE_DN_EVEN: Event = Event::row(828);
-    /// `UNC_CHA_VERT_RING_AKC_IN_USE.DN_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AKC_IN_USE.DN_ODD` (experimental).
     pub const VERT_RING_AKC_IN_USE_DN_ODD: Event = Event::row(829);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.UP_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AK_IN_USE.UP_EVEN` (experimental).
     pub const VERT_RING_AK_IN_USE_UP_EVEN: Event = Event::row(830);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.UP_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AK_IN_USE.UP_ODD` (experimental).
     pub const VERT_RING_AK_IN_USE_UP_ODD: Event = Event::row(831);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.DN_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AK_IN_USE.DN_EVEN` (experimental).
     pub const VERT_RING_AK_IN_USE_DN_EVEN: Event = Event::row(832);
-    /// `UNC_CHA_VERT_RING_AK_IN_USE.DN_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_AK_IN_USE.DN_ODD` (experimental).
     pub const VERT_RING_AK_IN_USE_DN_ODD: Event = Event::row(833);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.UP_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_BL_IN_USE.UP_EVEN` (experimental).
     pub const VERT_RING_BL_IN_USE_UP_EVEN: Event = Event::row(834);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.UP_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_BL_IN_USE.UP_ODD` (experimental).
     pub const VERT_RING_BL_IN_USE_UP_ODD: Event = Event::row(835);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.DN_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_BL_IN_USE.DN_EVEN` (experimental).
     pub const VERT_RING_BL_IN_USE_DN_EVEN: Event = Event::row(836);
-    /// `UNC_CHA_VERT_RING_BL_IN_USE.DN_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_BL_IN_USE.DN_ODD` (experimental).
     pub const VERT_RING_BL_IN_USE_DN_ODD: Event = Event::row(837);
-    /// `UNC_CHA_VERT_RING_IV_IN_USE.UP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_IV_IN_USE.UP` (experimental).
     pub const VERT_RING_IV_IN_USE_UP: Event = Event::row(838);
-    /// `UNC_CHA_VERT_RING_IV_IN_USE.DN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_IV_IN_USE.DN` (experimental).
     pub const VERT_RING_IV_IN_USE_DN: Event = Event::row(839);
-    /// `UNC_CHA_VERT_RING_TGC_IN_USE.UP_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_TGC_IN_USE.UP_EVEN` (experimental).
     pub const VERT_RING_TGC_IN_USE_UP_EVEN: Event = Event::row(840);
-    /// `UNC_CHA_VERT_RING_TGC_IN_USE.UP_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_TGC_IN_USE.UP_ODD` (experimental).
     pub const VERT_RING_TGC_IN_USE_UP_ODD: Event = Event::row(841);
-    /// `UNC_CHA_VERT_RING_TGC_IN_USE.DN_EVEN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_TGC_IN_USE.DN_EVEN` (experimental).
     pub const VERT_RING_TGC_IN_USE_DN_EVEN: Event = Event::row(842);
-    /// `UNC_CHA_VERT_RING_TGC_IN_USE.DN_ODD` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_VERT_RING_TGC_IN_USE.DN_ODD` (experimental).
     pub const VERT_RING_TGC_IN_USE_DN_ODD: Event = Event::row(843);
-    /// `UNC_CHA_RING_SRC_THRTL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RING_SRC_THRTL` (experimental).
     pub const RING_SRC_THRTL: Event = Event::row(844);
-    /// `UNC_CHA_RxR_CRD_STARVED_1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_RxR_CRD_STARVED_1` (experimental).
     pub const RXR_CRD_STARVED_1: Event = Event::row(845);
-    /// `UNC_CHA_LLC_LOOKUP.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.ALL` (experimental).
     pub const LLC_LOOKUP_ALL: Event = Event::row(846);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV` (experimental).
     pub const LLC_LOOKUP_FLUSH_INV: Event = Event::row(847);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV_REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV_REMOTE` (experimental).
     pub const LLC_LOOKUP_FLUSH_INV_REMOTE: Event = Event::row(848);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_REMOTE` (experimental).
     pub const LLC_LOOKUP_DATA_READ_REMOTE: Event = Event::row(849);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO_REMOTE` (experimental).
     pub const LLC_LOOKUP_RFO_REMOTE: Event = Event::row(850);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP` (experimental).
     pub const LLC_LOOKUP_REMOTE_SNP: Event = Event::row(851);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV_LOCAL` (experimental).
     pub const LLC_LOOKUP_FLUSH_INV_LOCAL: Event = Event::row(852);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL` (experimental).
     pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event::row(853);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL` (experimental).
     pub const LLC_LOOKUP_RFO_LOCAL: Event = Event::row(854);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT` (experimental).
     pub const TOR_INSERTS_IA_HIT_DRD_OPT: Event = Event::row(855);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF` (experimental).
     pub const TOR_INSERTS_IA_HIT_DRD_OPT_PREF: Event = Event::row(856);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_OPT: Event = Event::row(857);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF: Event = Event::row(858);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event::row(859);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event::row(860);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT: Event = Event::row(861);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF: Event = Event::row(862);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event::row(863);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event::row(864);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event::row(865);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT: Event = Event::row(866);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF: Event = Event::row(867);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event::row(868);
-    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO` (experimental).
     pub const TOR_INSERTS_IO_HIT_RFO: Event = Event::row(869);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event::row(870);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO` (experimental).
     pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event::row(871);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD` (experimental).
     pub const TOR_INSERTS_IA_DRD: Event = Event::row(872);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT` (experimental).
     pub const TOR_INSERTS_IA_DRD_OPT: Event = Event::row(873);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF` (experimental).
     pub const TOR_INSERTS_IA_DRD_OPT_PREF: Event = Event::row(874);
-    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF` (experimental).
     pub const TOR_INSERTS_IA_CRD_PREF: Event = Event::row(875);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO` (experimental).
     pub const TOR_OCCUPANCY_IO_RFO: Event = Event::row(876);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IO_ITOM: Event = Event::row(877);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event::row(878);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO` (experimental).
     pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event::row(879);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT` (experimental).
     pub const TOR_OCCUPANCY_IA_DRD_OPT: Event = Event::row(880);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_DRD_OPT_PREF: Event = Event::row(881);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event::row(882);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF` (experimental).
     pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event::row(883);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event::row(884);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event::row(885);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event::row(886);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event::row(887);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event::row(888);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event::row(889);
-    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT` (experimental).
     pub const TOR_INSERTS_IA_CLFLUSHOPT: Event = Event::row(890);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOM` (experimental).
     pub const TOR_INSERTS_IA_ITOM: Event = Event::row(891);
-    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI` (experimental).
     pub const TOR_INSERTS_IO_WBMTOI: Event = Event::row(892);
-    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH` (experimental).
     pub const TOR_INSERTS_IO_CLFLUSH: Event = Event::row(893);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI` (experimental).
     pub const TOR_INSERTS_IA_WBMTOI: Event = Event::row(894);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event::row(895);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(896);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(897);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_PMM: Event = Event::row(898);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_LOCAL_PMM: Event = Event::row(899);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_REMOTE_PMM: Event = Event::row(900);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_PMM: Event = Event::row(901);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM: Event = Event::row(902);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM: Event = Event::row(903);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event::row(904);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event::row(905);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event::row(906);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event::row(907);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event::row(908);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR: Event = Event::row(909);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_PMM: Event = Event::row(910);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_LOCAL_PMM: Event = Event::row(911);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_REMOTE_PMM: Event = Event::row(912);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR: Event = Event::row(913);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_PMM: Event = Event::row(914);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_PMM: Event = Event::row(915);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_PMM: Event = Event::row(916);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event::row(917);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO_F` (experimental).
     pub const LLC_LOOKUP_RFO_F: Event = Event::row(918);
-    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F` (experimental).
     pub const LLC_LOOKUP_LOCAL_F: Event = Event::row(919);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F` (experimental).
     pub const LLC_LOOKUP_REMOTE_F: Event = Event::row(920);
-    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F` (experimental).
     pub const LLC_LOOKUP_REMOTE_SNOOP_F: Event = Event::row(921);
-    /// `UNC_CHA_LLC_LOOKUP.ANY_F` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.ANY_F` (experimental).
     pub const LLC_LOOKUP_ANY_F: Event = Event::row(922);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F` (experimental).
     pub const LLC_LOOKUP_DATA_READ_F: Event = Event::row(923);
-    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F` (experimental).
     pub const LLC_LOOKUP_OTHER_REQ_F: Event = Event::row(924);
-    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F` (experimental).
     pub const LLC_LOOKUP_FLUSH_OR_INV_F: Event = Event::row(925);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F` (experimental).
     pub const LLC_LOOKUP_CODE_READ_F: Event = Event::row(926);
-    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F` (experimental).
     pub const LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F: Event = Event::row(927);
-    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F` (experimental).
     pub const LLC_LOOKUP_LLCPREF_LOCAL_F: Event = Event::row(928);
-    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F` (experimental).
     pub const LLC_LOOKUP_PREF_OR_DMND_REMOTE_F: Event = Event::row(929);
-    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL` (experimental).
     pub const LLC_LOOKUP_MISS_ALL: Event = Event::row(930);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL` (experimental).
     pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event::row(931);
-    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS` (experimental).
     pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event::row(932);
-    /// `UNC_CHA_LLC_LOOKUP.DMND_READ_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.DMND_READ_LOCAL` (experimental).
     pub const LLC_LOOKUP_DMND_READ_LOCAL: Event = Event::row(933);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL` (experimental).
     pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event::row(934);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_PREF_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO_PREF_LOCAL` (experimental).
     pub const LLC_LOOKUP_RFO_PREF_LOCAL: Event = Event::row(935);
-    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE` (experimental).
     pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event::row(936);
-    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE` (experimental).
     pub const LLC_LOOKUP_ALL_REMOTE: Event = Event::row(937);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCILF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WCILF` (experimental).
     pub const TOR_INSERTS_IA_WCILF: Event = Event::row(938);
-    /// `UNC_CHA_TOR_INSERTS.IA_WCIL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WCIL` (experimental).
     pub const TOR_INSERTS_IA_WCIL: Event = Event::row(939);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL` (experimental).
     pub const TOR_INSERTS_IA_MISS_WIL: Event = Event::row(940);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event::row(941);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event::row(942);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(943);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE` (experimental).
     pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(944);
-    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR` (experimental).
     pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event::row(945);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM` (experimental).
     pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event::row(946);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM` (experimental).
     pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event::row(947);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF` (experimental).
     pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event::row(948);
-    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE` (experimental).
     pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event::row(949);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR: Event = Event::row(950);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS_SF: Event = Event::row(951);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS_LLC: Event = Event::row(952);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE` (experimental).
     pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event::row(953);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA` (experimental).
     pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event::row(954);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE` (experimental).
     pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event::row(955);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event::row(956);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event::row(957);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event::row(958);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event::row(959);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL` (experimental).
     pub const PMM_MEMMODE_NM_INVITOX_LOCAL: Event = Event::row(960);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE` (experimental).
     pub const PMM_MEMMODE_NM_INVITOX_REMOTE: Event = Event::row(961);
-    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT` (experimental).
     pub const PMM_MEMMODE_NM_INVITOX_SETCONFLICT: Event = Event::row(962);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS2_IODC: Event = Event::row(963);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR: Event = Event::row(964);
-    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI` (experimental).
     pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI: Event = Event::row(965);
-    /// `UNC_CHA_PMM_QOS.SLOW_INSERT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.SLOW_INSERT` (experimental).
     pub const PMM_QOS_SLOW_INSERT: Event = Event::row(966);
-    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT` (experimental).
     pub const PMM_QOS_DDR4_FAST_INSERT: Event = Event::row(967);
-    /// `UNC_CHA_PMM_QOS.THROTTLE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.THROTTLE` (experimental).
     pub const PMM_QOS_THROTTLE: Event = Event::row(968);
-    /// `UNC_CHA_PMM_QOS.REJ_IRQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.REJ_IRQ` (experimental).
     pub const PMM_QOS_REJ_IRQ: Event = Event::row(969);
-    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ` (experimental).
     pub const PMM_QOS_THROTTLE_PRQ: Event = Event::row(970);
-    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ` (experimental).
     pub const PMM_QOS_THROTTLE_IRQ: Event = Event::row(971);
-    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP` (experimental).
     pub const PMM_QOS_SLOWTORQ_SKIP: Event = Event::row(972);
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO` (experimental).
     pub const PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO: Event = Event::row(973);
-    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO` (experimental).
     pub const PMM_QOS_OCCUPANCY_DDR_FAST_FIFO: Event = Event::row(974);
-    /// `UNC_CHA_PIPE_REJECT.IRQ_PMM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.IRQ_PMM` (experimental).
     pub const PIPE_REJECT_IRQ_PMM: Event = Event::row(975);
-    /// `UNC_CHA_PIPE_REJECT.PRQ_PMM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.PRQ_PMM` (experimental).
     pub const PIPE_REJECT_PRQ_PMM: Event = Event::row(976);
-    /// `UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TOR_MATCH` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TOR_MATCH` (experimental).
     pub const PIPE_REJECT_PMM_MEMMODE_TOR_MATCH: Event = Event::row(977);
-    /// `UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TORMATCH_MULTI` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_PIPE_REJECT.PMM_MEMMODE_TORMATCH_MULTI` (experimental).
     pub const PIPE_REJECT_PMM_MEMMODE_TORMATCH_MULTI: Event = Event::row(978);
-    /// `UNC_CHA_TOR_INSERTS.PMM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.PMM` (experimental).
     pub const TOR_INSERTS_PMM: Event = Event::row(979);
-    /// `UNC_CHA_TOR_OCCUPANCY.PMM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.PMM` (experimental).
     pub const TOR_OCCUPANCY_PMM: Event = Event::row(980);
-    /// `UNC_CHA_DISTRESS_ASSERTED.PMM_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.PMM_LOCAL` (experimental).
     pub const DISTRESS_ASSERTED_PMM_LOCAL: Event = Event::row(981);
-    /// `UNC_CHA_DISTRESS_ASSERTED.PMM_NONLOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_DISTRESS_ASSERTED.PMM_NONLOCAL` (experimental).
     pub const DISTRESS_ASSERTED_PMM_NONLOCAL: Event = Event::row(982);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event::row(983);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(984);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(985);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event::row(986);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(987);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(988);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event::row(989);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event::row(990);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event::row(991);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event::row(992);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event::row(993);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event::row(994);
-    /// `UNC_CHA_TOR_INSERTS.DDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.DDR` (experimental).
     pub const TOR_INSERTS_DDR: Event = Event::row(995);
-    /// `UNC_CHA_TOR_OCCUPANCY.DDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.DDR` (experimental).
     pub const TOR_OCCUPANCY_DDR: Event = Event::row(996);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event::row(997);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(998);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(999);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event::row(1000);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(1001);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(1002);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event::row(1003);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(1004);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(1005);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event::row(1006);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event::row(1007);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event::row(1008);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event::row(1009);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event::row(1010);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event::row(1011);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event::row(1012);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event::row(1013);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event::row(1014);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event::row(1015);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event::row(1016);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR` (experimental).
     pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event::row(1017);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA` (experimental).
     pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event::row(1018);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF` (experimental).
     pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event::row(1019);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event::row(1020);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event::row(1021);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event::row(1022);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event::row(1023);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event::row(1024);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event::row(1025);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH` (experimental).
     pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event::row(1026);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT` (experimental).
     pub const TOR_OCCUPANCY_IA_CLFLUSHOPT: Event = Event::row(1027);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR` (experimental).
     pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event::row(1028);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM` (experimental).
     pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event::row(1029);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI` (experimental).
     pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event::row(1030);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IA_ITOM: Event = Event::row(1031);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event::row(1032);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event::row(1033);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event::row(1034);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event::row(1035);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF` (experimental).
     pub const TOR_OCCUPANCY_IA_WCILF: Event = Event::row(1036);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL` (experimental).
     pub const TOR_OCCUPANCY_IA_WCIL: Event = Event::row(1037);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE` (experimental).
     pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event::row(1038);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI` (experimental).
     pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event::row(1039);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH` (experimental).
     pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event::row(1040);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR` (experimental).
     pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event::row(1041);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR` (experimental).
     pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event::row(1042);
-    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR` (experimental).
     pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event::row(1043);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_DDR: Event = Event::row(1044);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_LOCAL_DDR: Event = Event::row(1045);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_FULL_STREAMING_WR_REMOTE_DDR: Event = Event::row(1046);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_DDR: Event = Event::row(1047);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR: Event = Event::row(1048);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR` (experimental).
     pub const TOR_INSERTS_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR: Event = Event::row(1049);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_DDR: Event = Event::row(1050);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_LOCAL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_LOCAL_DDR: Event = Event::row(1051);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_FULL_STREAMING_WR_REMOTE_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_FULL_STREAMING_WR_REMOTE_DDR: Event = Event::row(1052);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_DDR` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_DDR: Event = Event::row(1053);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_LOCAL_DDR: Event = Event::row(1054);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR` (experimental: from the
-    /// vendor's experimental list, built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_PARTIAL_STREAMING_WR_REMOTE_DDR: Event = Event::row(1055);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE` (experimental).
     pub const TOR_INSERTS_IA_WBEFTOE: Event = Event::row(1056);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_SPECITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_SPECITOM` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_SPECITOM: Event = Event::row(1057);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_SPECITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_SPECITOM` (experimental).
     pub const TOR_INSERTS_IA_MISS_SPECITOM: Event = Event::row(1058);
-    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE` (experimental).
     pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event::row(1059);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE` (experimental).
     pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event::row(1060);
-    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE` (experimental).
     pub const TOR_INSERTS_IA_DRDPTE: Event = Event::row(1061);
-    /// `UNC_CHA_TOR_INSERTS.IA_HIT_SPECITOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_SPECITOM` (experimental).
     pub const TOR_INSERTS_IA_HIT_SPECITOM: Event = Event::row(1062);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI` (experimental).
     pub const TOR_INSERTS_IA_WBSTOI: Event = Event::row(1063);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI` (experimental).
     pub const TOR_INSERTS_IA_WBEFTOI: Event = Event::row(1064);
-    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE` (experimental).
     pub const TOR_INSERTS_IA_WBMTOE: Event = Event::row(1065);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE` (experimental).
     pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event::row(1066);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE` (experimental).
     pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event::row(1067);
-    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE` (experimental).
     pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event::row(1068);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_MISS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_MISS` (experimental).
     pub const LLC_LOOKUP_CODE_READ_MISS: Event = Event::row(1069);
-    /// `UNC_CHA_LLC_LOOKUP.RFO_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.RFO_MISS` (experimental).
     pub const LLC_LOOKUP_RFO_MISS: Event = Event::row(1070);
-    /// `UNC_CHA_LLC_LOOKUP.READ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ` (experimental).
     pub const LLC_LOOKUP_READ: Event = Event::row(1071);
-    /// `UNC_CHA_LLC_LOOKUP.READ_MISS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ_MISS` (experimental).
     pub const LLC_LOOKUP_READ_MISS: Event = Event::row(1072);
-    /// `UNC_CHA_LLC_LOOKUP.READ_MISS_LOC_HOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ_MISS_LOC_HOM` (experimental).
     pub const LLC_LOOKUP_READ_MISS_LOC_HOM: Event = Event::row(1073);
-    /// `UNC_CHA_LLC_LOOKUP.READ_MISS_REM_HOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ_MISS_REM_HOM` (experimental).
     pub const LLC_LOOKUP_READ_MISS_REM_HOM: Event = Event::row(1074);
-    /// `UNC_CHA_LLC_LOOKUP.READ_LOCAL_LOC_HOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ_LOCAL_LOC_HOM` (experimental).
     pub const LLC_LOOKUP_READ_LOCAL_LOC_HOM: Event = Event::row(1075);
-    /// `UNC_CHA_LLC_LOOKUP.READ_REMOTE_LOC_HOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ_REMOTE_LOC_HOM` (experimental).
     pub const LLC_LOOKUP_READ_REMOTE_LOC_HOM: Event = Event::row(1076);
-    /// `UNC_CHA_LLC_LOOKUP.READ_LOCAL_REM_HOM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ_LOCAL_REM_HOM` (experimental).
     pub const LLC_LOOKUP_READ_LOCAL_REM_HOM: Event = Event::row(1077);
-    /// `UNC_CHA_LLC_LOOKUP.READ_SF_HIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ_SF_HIT` (experimental).
     pub const LLC_LOOKUP_READ_SF_HIT: Event = Event::row(1078);
-    /// `UNC_CHA_LLC_LOOKUP.READ_OR_SNOOP_REMOTE_MISS_REM_HOM` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.READ_OR_SNOOP_REMOTE_MISS_REM_HOM` (experimental).
     pub const LLC_LOOKUP_READ_OR_SNOOP_REMOTE_MISS_REM_HOM: Event = Event::row(1079);
-    /// `UNC_CHA_LLC_LOOKUP.WRITES_AND_OTHER` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.WRITES_AND_OTHER` (experimental).
     pub const LLC_LOOKUP_WRITES_AND_OTHER: Event = Event::row(1080);
-    /// `UNC_CHA_LLC_LOOKUP.LOC_HOM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LOC_HOM` (experimental).
     pub const LLC_LOOKUP_LOC_HOM: Event = Event::row(1081);
-    /// `UNC_CHA_LLC_LOOKUP.REM_HOM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.REM_HOM` (experimental).
     pub const LLC_LOOKUP_REM_HOM: Event = Event::row(1082);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_REMOTE` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_REMOTE` (experimental).
     pub const LLC_LOOKUP_CODE_READ_REMOTE: Event = Event::row(1083);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_LOCAL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_LOCAL` (experimental).
     pub const LLC_LOOKUP_CODE_READ_LOCAL: Event = Event::row(1084);
-    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL` (experimental).
     pub const LLC_LOOKUP_LLCPREF_LOCAL: Event = Event::row(1085);
-    /// `UNC_CHA_LLC_LOOKUP.CODE_READ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_CHA_LLC_LOOKUP.CODE_READ` (experimental).
     pub const LLC_LOOKUP_CODE_READ: Event = Event::row(1086);
 }
 

@@ -806,386 +806,261 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_M_RDB_INSERTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RDB_INSERTS` (experimental).
     pub const RDB_INSERTS: Event = Event::row(33);
-    /// `UNC_M_SB_ACCESSES.ACCEPTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.ACCEPTS` (experimental).
     pub const SB_ACCESSES_ACCEPTS: Event = Event::row(34);
-    /// `UNC_M_SB_ACCESSES.REJECTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.REJECTS` (experimental).
     pub const SB_ACCESSES_REJECTS: Event = Event::row(35);
-    /// `UNC_M_CAS_COUNT.RD_REG` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_CAS_COUNT.RD_REG` (experimental).
     pub const CAS_COUNT_RD_REG: Event = Event::row(36);
-    /// `UNC_M_CAS_COUNT.RD_UNDERFILL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_CAS_COUNT.RD_UNDERFILL` (experimental).
     pub const CAS_COUNT_RD_UNDERFILL: Event = Event::row(37);
-    /// `UNC_M_ACT_COUNT.BYP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_ACT_COUNT.BYP` (experimental).
     pub const ACT_COUNT_BYP: Event = Event::row(38);
-    /// `UNC_M_CAS_COUNT.RD_PRE_REG` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_CAS_COUNT.RD_PRE_REG` (experimental).
     pub const CAS_COUNT_RD_PRE_REG: Event = Event::row(39);
-    /// `UNC_M_CAS_COUNT.RD_PRE_UNDERFILL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_CAS_COUNT.RD_PRE_UNDERFILL` (experimental).
     pub const CAS_COUNT_RD_PRE_UNDERFILL: Event = Event::row(40);
-    /// `UNC_M_CAS_COUNT.WR_PRE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_CAS_COUNT.WR_PRE` (experimental).
     pub const CAS_COUNT_WR_PRE: Event = Event::row(41);
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_POWER_CKE_CYCLES.LOW_0` (experimental).
     pub const POWER_CKE_CYCLES_LOW_0: Event = Event::row(42);
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_POWER_CKE_CYCLES.LOW_1` (experimental).
     pub const POWER_CKE_CYCLES_LOW_1: Event = Event::row(43);
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_2` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_POWER_CKE_CYCLES.LOW_2` (experimental).
     pub const POWER_CKE_CYCLES_LOW_2: Event = Event::row(44);
-    /// `UNC_M_POWER_CKE_CYCLES.LOW_3` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_POWER_CKE_CYCLES.LOW_3` (experimental).
     pub const POWER_CKE_CYCLES_LOW_3: Event = Event::row(45);
-    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT0` (experimental).
     pub const POWER_CRIT_THROTTLE_CYCLES_SLOT0: Event = Event::row(46);
-    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWER_CRIT_THROTTLE_CYCLES.SLOT1` (experimental).
     pub const POWER_CRIT_THROTTLE_CYCLES_SLOT1: Event = Event::row(47);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT0` (experimental).
     pub const POWER_THROTTLE_CYCLES_SLOT0: Event = Event::row(48);
-    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_POWER_THROTTLE_CYCLES.SLOT1` (experimental).
     pub const POWER_THROTTLE_CYCLES_SLOT1: Event = Event::row(49);
-    /// `UNC_M_RPQ_CYCLES_NE.PCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RPQ_CYCLES_NE.PCH0` (experimental).
     pub const RPQ_CYCLES_NE_PCH0: Event = Event::row(50);
-    /// `UNC_M_RPQ_CYCLES_NE.PCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RPQ_CYCLES_NE.PCH1` (experimental).
     pub const RPQ_CYCLES_NE_PCH1: Event = Event::row(51);
-    /// `UNC_M_SB_ACCESSES.RD_ACCEPTS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.RD_ACCEPTS` (experimental).
     pub const SB_ACCESSES_RD_ACCEPTS: Event = Event::row(52);
-    /// `UNC_M_SB_ACCESSES.RD_REJECTS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.RD_REJECTS` (experimental).
     pub const SB_ACCESSES_RD_REJECTS: Event = Event::row(53);
-    /// `UNC_M_SB_ACCESSES.WR_ACCEPTS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.WR_ACCEPTS` (experimental).
     pub const SB_ACCESSES_WR_ACCEPTS: Event = Event::row(54);
-    /// `UNC_M_SB_ACCESSES.WR_REJECTS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.WR_REJECTS` (experimental).
     pub const SB_ACCESSES_WR_REJECTS: Event = Event::row(55);
-    /// `UNC_M_SB_ACCESSES.NM_RD_CMPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.NM_RD_CMPS` (experimental).
     pub const SB_ACCESSES_NM_RD_CMPS: Event = Event::row(56);
-    /// `UNC_M_SB_ACCESSES.NM_WR_CMPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.NM_WR_CMPS` (experimental).
     pub const SB_ACCESSES_NM_WR_CMPS: Event = Event::row(57);
-    /// `UNC_M_SB_ACCESSES.FM_RD_CMPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.FM_RD_CMPS` (experimental).
     pub const SB_ACCESSES_FM_RD_CMPS: Event = Event::row(58);
-    /// `UNC_M_SB_ACCESSES.FM_WR_CMPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_ACCESSES.FM_WR_CMPS` (experimental).
     pub const SB_ACCESSES_FM_WR_CMPS: Event = Event::row(59);
-    /// `UNC_M_SB_CANARY.ALLOC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_CANARY.ALLOC` (experimental).
     pub const SB_CANARY_ALLOC: Event = Event::row(60);
-    /// `UNC_M_SB_CANARY.DEALLOC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_CANARY.DEALLOC` (experimental).
     pub const SB_CANARY_DEALLOC: Event = Event::row(61);
-    /// `UNC_M_SB_CANARY.VLD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_CANARY.VLD` (experimental).
     pub const SB_CANARY_VLD: Event = Event::row(62);
-    /// `UNC_M_SB_INSERTS.RDS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_INSERTS.RDS` (experimental).
     pub const SB_INSERTS_RDS: Event = Event::row(63);
-    /// `UNC_M_SB_INSERTS.WRS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_INSERTS.WRS` (experimental).
     pub const SB_INSERTS_WRS: Event = Event::row(64);
-    /// `UNC_M_SB_INSERTS.BLOCK_RDS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_INSERTS.BLOCK_RDS` (experimental).
     pub const SB_INSERTS_BLOCK_RDS: Event = Event::row(65);
-    /// `UNC_M_SB_INSERTS.BLOCK_WRS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_INSERTS.BLOCK_WRS` (experimental).
     pub const SB_INSERTS_BLOCK_WRS: Event = Event::row(66);
-    /// `UNC_M_SB_OCCUPANCY.RDS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_OCCUPANCY.RDS` (experimental).
     pub const SB_OCCUPANCY_RDS: Event = Event::row(67);
-    /// `UNC_M_SB_OCCUPANCY.BLOCK_RDS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_OCCUPANCY.BLOCK_RDS` (experimental).
     pub const SB_OCCUPANCY_BLOCK_RDS: Event = Event::row(68);
-    /// `UNC_M_SB_OCCUPANCY.BLOCK_WRS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_OCCUPANCY.BLOCK_WRS` (experimental).
     pub const SB_OCCUPANCY_BLOCK_WRS: Event = Event::row(69);
-    /// `UNC_M_SB_REJECT.NM_SET_CNFLT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_REJECT.NM_SET_CNFLT` (experimental).
     pub const SB_REJECT_NM_SET_CNFLT: Event = Event::row(70);
-    /// `UNC_M_SB_REJECT.FM_ADDR_CNFLT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_REJECT.FM_ADDR_CNFLT` (experimental).
     pub const SB_REJECT_FM_ADDR_CNFLT: Event = Event::row(71);
-    /// `UNC_M_SB_REJECT.PATROL_SET_CNFLT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_REJECT.PATROL_SET_CNFLT` (experimental).
     pub const SB_REJECT_PATROL_SET_CNFLT: Event = Event::row(72);
-    /// `UNC_M_SB_REJECT.CANARY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_REJECT.CANARY` (experimental).
     pub const SB_REJECT_CANARY: Event = Event::row(73);
-    /// `UNC_M_SB_TAGGED.NEW` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_TAGGED.NEW` (experimental).
     pub const SB_TAGGED_NEW: Event = Event::row(74);
-    /// `UNC_M_SB_TAGGED.RD_HIT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_TAGGED.RD_HIT` (experimental).
     pub const SB_TAGGED_RD_HIT: Event = Event::row(75);
-    /// `UNC_M_SB_TAGGED.RD_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_TAGGED.RD_MISS` (experimental).
     pub const SB_TAGGED_RD_MISS: Event = Event::row(76);
-    /// `UNC_M_SB_TAGGED.DDR4_CMP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_TAGGED.DDR4_CMP` (experimental).
     pub const SB_TAGGED_DDR4_CMP: Event = Event::row(77);
-    /// `UNC_M_SB_TAGGED.OCC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_TAGGED.OCC` (experimental).
     pub const SB_TAGGED_OCC: Event = Event::row(78);
-    /// `UNC_M_WPQ_CYCLES_NE.PCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_CYCLES_NE.PCH0` (experimental).
     pub const WPQ_CYCLES_NE_PCH0: Event = Event::row(79);
-    /// `UNC_M_WPQ_CYCLES_NE.PCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_CYCLES_NE.PCH1` (experimental).
     pub const WPQ_CYCLES_NE_PCH1: Event = Event::row(80);
-    /// `UNC_M_WPQ_READ_HIT.PCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_READ_HIT.PCH0` (experimental).
     pub const WPQ_READ_HIT_PCH0: Event = Event::row(81);
-    /// `UNC_M_WPQ_READ_HIT.PCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_READ_HIT.PCH1` (experimental).
     pub const WPQ_READ_HIT_PCH1: Event = Event::row(82);
-    /// `UNC_M_WPQ_WRITE_HIT.PCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_WRITE_HIT.PCH0` (experimental).
     pub const WPQ_WRITE_HIT_PCH0: Event = Event::row(83);
-    /// `UNC_M_WPQ_WRITE_HIT.PCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_WRITE_HIT.PCH1` (experimental).
     pub const WPQ_WRITE_HIT_PCH1: Event = Event::row(84);
-    /// `UNC_M_PCLS.RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PCLS.RD` (experimental).
     pub const PCLS_RD: Event = Event::row(85);
-    /// `UNC_M_PCLS.WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PCLS.WR` (experimental).
     pub const PCLS_WR: Event = Event::row(86);
-    /// `UNC_M_PCLS.TOTAL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PCLS.TOTAL` (experimental).
     pub const PCLS_TOTAL: Event = Event::row(87);
-    /// `UNC_M_SB_PREF_INSERTS.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_PREF_INSERTS.ALL` (experimental).
     pub const SB_PREF_INSERTS_ALL: Event = Event::row(88);
-    /// `UNC_M_SB_PREF_OCCUPANCY.ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_PREF_OCCUPANCY.ALL` (experimental).
     pub const SB_PREF_OCCUPANCY_ALL: Event = Event::row(89);
-    /// `UNC_M_SB_REJECT.DDR_EARLY_CMP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_REJECT.DDR_EARLY_CMP` (experimental).
     pub const SB_REJECT_DDR_EARLY_CMP: Event = Event::row(90);
-    /// `UNC_M_DRAM_PRE_ALL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_DRAM_PRE_ALL` (experimental).
     pub const DRAM_PRE_ALL: Event = Event::row(91);
-    /// `UNC_M_PARITY_ERRORS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PARITY_ERRORS` (experimental).
     pub const PARITY_ERRORS: Event = Event::row(92);
-    /// `UNC_M_POWER_CHANNEL_PPD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_POWER_CHANNEL_PPD` (experimental).
     pub const POWER_CHANNEL_PPD: Event = Event::row(93);
-    /// `UNC_M_POWER_SELF_REFRESH` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_POWER_SELF_REFRESH` (experimental).
     pub const POWER_SELF_REFRESH: Event = Event::row(94);
-    /// `UNC_M_RDB_FULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RDB_FULL` (experimental).
     pub const RDB_FULL: Event = Event::row(95);
-    /// `UNC_M_RDB_NOT_EMPTY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RDB_NOT_EMPTY` (experimental).
     pub const RDB_NOT_EMPTY: Event = Event::row(96);
-    /// `UNC_M_RDB_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RDB_OCCUPANCY` (experimental).
     pub const RDB_OCCUPANCY: Event = Event::row(97);
-    /// `UNC_M_RPQ_CYCLES_FULL_PCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RPQ_CYCLES_FULL_PCH0` (experimental).
     pub const RPQ_CYCLES_FULL_PCH0: Event = Event::row(98);
-    /// `UNC_M_RPQ_CYCLES_FULL_PCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_RPQ_CYCLES_FULL_PCH1` (experimental).
     pub const RPQ_CYCLES_FULL_PCH1: Event = Event::row(99);
-    /// `UNC_M_SB_CYCLES_FULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_CYCLES_FULL` (experimental).
     pub const SB_CYCLES_FULL: Event = Event::row(100);
-    /// `UNC_M_SB_CYCLES_NE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_CYCLES_NE` (experimental).
     pub const SB_CYCLES_NE: Event = Event::row(101);
-    /// `UNC_M_WPQ_CYCLES_FULL_PCH0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_CYCLES_FULL_PCH0` (experimental).
     pub const WPQ_CYCLES_FULL_PCH0: Event = Event::row(102);
-    /// `UNC_M_WPQ_CYCLES_FULL_PCH1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_WPQ_CYCLES_FULL_PCH1` (experimental).
     pub const WPQ_CYCLES_FULL_PCH1: Event = Event::row(103);
-    /// `UNC_M_CAS_COUNT.WR_NONPRE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_CAS_COUNT.WR_NONPRE` (experimental).
     pub const CAS_COUNT_WR_NONPRE: Event = Event::row(104);
-    /// `UNC_M_PRE_COUNT.PAGE_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PRE_COUNT.PAGE_MISS` (experimental).
     pub const PRE_COUNT_PAGE_MISS: Event = Event::row(105);
-    /// `UNC_M_PMM_CMD1.RPQ_GNTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD1.RPQ_GNTS` (experimental).
     pub const PMM_CMD1_RPQ_GNTS: Event = Event::row(106);
-    /// `UNC_M_PMM_CMD1.WPQ_GNTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD1.WPQ_GNTS` (experimental).
     pub const PMM_CMD1_WPQ_GNTS: Event = Event::row(107);
-    /// `UNC_M_PMM_CMD1.MISC_GNT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD1.MISC_GNT` (experimental).
     pub const PMM_CMD1_MISC_GNT: Event = Event::row(108);
-    /// `UNC_M_PMM_CMD1.MISC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD1.MISC` (experimental).
     pub const PMM_CMD1_MISC: Event = Event::row(109);
-    /// `UNC_M_PMM_CMD2.OPP_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD2.OPP_RD` (experimental).
     pub const PMM_CMD2_OPP_RD: Event = Event::row(110);
-    /// `UNC_M_PMM_CMD2.NODATA_EXP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD2.NODATA_EXP` (experimental).
     pub const PMM_CMD2_NODATA_EXP: Event = Event::row(111);
-    /// `UNC_M_PMM_CMD2.NODATA_UNEXP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD2.NODATA_UNEXP` (experimental).
     pub const PMM_CMD2_NODATA_UNEXP: Event = Event::row(112);
-    /// `UNC_M_PMM_CMD2.REQS_SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD2.REQS_SLOT0` (experimental).
     pub const PMM_CMD2_REQS_SLOT0: Event = Event::row(113);
-    /// `UNC_M_PMM_CMD2.REQS_SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_CMD2.REQS_SLOT1` (experimental).
     pub const PMM_CMD2_REQS_SLOT1: Event = Event::row(114);
-    /// `UNC_M_PMM_CMD2.PMM_ECC_ERROR` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_PMM_CMD2.PMM_ECC_ERROR` (experimental).
     pub const PMM_CMD2_PMM_ECC_ERROR: Event = Event::row(115);
-    /// `UNC_M_PMM_CMD2.PMM_ERID_ERROR` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_PMM_CMD2.PMM_ERID_ERROR` (experimental).
     pub const PMM_CMD2_PMM_ERID_ERROR: Event = Event::row(116);
-    /// `UNC_M_PMM_CMD2.PMM_ERID_STARVED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_PMM_CMD2.PMM_ERID_STARVED` (experimental).
     pub const PMM_CMD2_PMM_ERID_STARVED: Event = Event::row(117);
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.NO_GNT` (experimental).
     pub const PMM_RPQ_OCCUPANCY_NO_GNT: Event = Event::row(118);
-    /// `UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.GNT_WAIT` (experimental).
     pub const PMM_RPQ_OCCUPANCY_GNT_WAIT: Event = Event::row(119);
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.CAS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.CAS` (experimental).
     pub const PMM_WPQ_OCCUPANCY_CAS: Event = Event::row(120);
-    /// `UNC_M_PMM_WPQ_OCCUPANCY.PWR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.PWR` (experimental).
     pub const PMM_WPQ_OCCUPANCY_PWR: Event = Event::row(121);
-    /// `UNC_M_SB_INSERTS.PMM_RDS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_INSERTS.PMM_RDS` (experimental).
     pub const SB_INSERTS_PMM_RDS: Event = Event::row(122);
-    /// `UNC_M_SB_INSERTS.PMM_WRS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_INSERTS.PMM_WRS` (experimental).
     pub const SB_INSERTS_PMM_WRS: Event = Event::row(123);
-    /// `UNC_M_SB_OCCUPANCY.PMM_RDS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_OCCUPANCY.PMM_RDS` (experimental).
     pub const SB_OCCUPANCY_PMM_RDS: Event = Event::row(124);
-    /// `UNC_M_SB_OCCUPANCY.PMM_WRS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_OCCUPANCY.PMM_WRS` (experimental).
     pub const SB_OCCUPANCY_PMM_WRS: Event = Event::row(125);
-    /// `UNC_M_SB_TAGGED.PMM0_CMP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_TAGGED.PMM0_CMP` (experimental).
     pub const SB_TAGGED_PMM0_CMP: Event = Event::row(126);
-    /// `UNC_M_SB_TAGGED.PMM1_CMP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_TAGGED.PMM1_CMP` (experimental).
     pub const SB_TAGGED_PMM1_CMP: Event = Event::row(127);
-    /// `UNC_M_SB_TAGGED.PMM2_CMP` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_TAGGED.PMM2_CMP` (experimental).
     pub const SB_TAGGED_PMM2_CMP: Event = Event::row(128);
-    /// `UNC_M_SB_PREF_INSERTS.DDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_PREF_INSERTS.DDR` (experimental).
     pub const SB_PREF_INSERTS_DDR: Event = Event::row(129);
-    /// `UNC_M_SB_PREF_INSERTS.PMM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_PREF_INSERTS.PMM` (experimental).
     pub const SB_PREF_INSERTS_PMM: Event = Event::row(130);
-    /// `UNC_M_SB_PREF_OCCUPANCY.DDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_PREF_OCCUPANCY.DDR` (experimental).
     pub const SB_PREF_OCCUPANCY_DDR: Event = Event::row(131);
-    /// `UNC_M_PMM_RPQ_CYCLES_FULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_RPQ_CYCLES_FULL` (experimental).
     pub const PMM_RPQ_CYCLES_FULL: Event = Event::row(132);
-    /// `UNC_M_PMM_RPQ_CYCLES_NE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_RPQ_CYCLES_NE` (experimental).
     pub const PMM_RPQ_CYCLES_NE: Event = Event::row(133);
-    /// `UNC_M_PMM_WPQ_CYCLES_FULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_WPQ_CYCLES_FULL` (experimental).
     pub const PMM_WPQ_CYCLES_FULL: Event = Event::row(134);
-    /// `UNC_M_PMM_WPQ_CYCLES_NE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_WPQ_CYCLES_NE` (experimental).
     pub const PMM_WPQ_CYCLES_NE: Event = Event::row(135);
-    /// `UNC_M_PMM_WPQ_FLUSH` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_WPQ_FLUSH` (experimental).
     pub const PMM_WPQ_FLUSH: Event = Event::row(136);
-    /// `UNC_M_PMM_WPQ_FLUSH_CYC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_PMM_WPQ_FLUSH_CYC` (experimental).
     pub const PMM_WPQ_FLUSH_CYC: Event = Event::row(137);
-    /// `UNC_M_SB_PREF_OCCUPANCY.PMM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_PREF_OCCUPANCY.PMM` (experimental).
     pub const SB_PREF_OCCUPANCY_PMM: Event = Event::row(138);
-    /// `UNC_M_SB_CANARY.NM_RD_STARVED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_CANARY.NM_RD_STARVED` (experimental).
     pub const SB_CANARY_NM_RD_STARVED: Event = Event::row(139);
-    /// `UNC_M_SB_CANARY.NM_WR_STARVED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_CANARY.NM_WR_STARVED` (experimental).
     pub const SB_CANARY_NM_WR_STARVED: Event = Event::row(140);
-    /// `UNC_M_SB_CANARY.FM_RD_STARVED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_CANARY.FM_RD_STARVED` (experimental).
     pub const SB_CANARY_FM_RD_STARVED: Event = Event::row(141);
-    /// `UNC_M_SB_CANARY.FM_WR_STARVED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_CANARY.FM_WR_STARVED` (experimental).
     pub const SB_CANARY_FM_WR_STARVED: Event = Event::row(142);
-    /// `UNC_M_SB_CANARY.FM_TGR_WR_STARVED` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_M_SB_CANARY.FM_TGR_WR_STARVED` (experimental).
     pub const SB_CANARY_FM_TGR_WR_STARVED: Event = Event::row(143);
-    /// `UNC_M_SB_STRV_ALLOC.NM_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_ALLOC.NM_RD` (experimental).
     pub const SB_STRV_ALLOC_NM_RD: Event = Event::row(144);
-    /// `UNC_M_SB_STRV_ALLOC.FM_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_ALLOC.FM_RD` (experimental).
     pub const SB_STRV_ALLOC_FM_RD: Event = Event::row(145);
-    /// `UNC_M_SB_STRV_ALLOC.NM_WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_ALLOC.NM_WR` (experimental).
     pub const SB_STRV_ALLOC_NM_WR: Event = Event::row(146);
-    /// `UNC_M_SB_STRV_ALLOC.FM_WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_ALLOC.FM_WR` (experimental).
     pub const SB_STRV_ALLOC_FM_WR: Event = Event::row(147);
-    /// `UNC_M_SB_STRV_ALLOC.FM_TGR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_ALLOC.FM_TGR` (experimental).
     pub const SB_STRV_ALLOC_FM_TGR: Event = Event::row(148);
-    /// `UNC_M_SB_STRV_DEALLOC.NM_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_DEALLOC.NM_RD` (experimental).
     pub const SB_STRV_DEALLOC_NM_RD: Event = Event::row(149);
-    /// `UNC_M_SB_STRV_DEALLOC.FM_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_DEALLOC.FM_RD` (experimental).
     pub const SB_STRV_DEALLOC_FM_RD: Event = Event::row(150);
-    /// `UNC_M_SB_STRV_DEALLOC.NM_WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_DEALLOC.NM_WR` (experimental).
     pub const SB_STRV_DEALLOC_NM_WR: Event = Event::row(151);
-    /// `UNC_M_SB_STRV_DEALLOC.FM_WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_DEALLOC.FM_WR` (experimental).
     pub const SB_STRV_DEALLOC_FM_WR: Event = Event::row(152);
-    /// `UNC_M_SB_STRV_DEALLOC.FM_TGR` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_M_SB_STRV_DEALLOC.FM_TGR` (experimental).
     pub const SB_STRV_DEALLOC_FM_TGR: Event = Event::row(153);
-    /// `UNC_M_SB_STRV_OCC.NM_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_OCC.NM_RD` (experimental).
     pub const SB_STRV_OCC_NM_RD: Event = Event::row(154);
-    /// `UNC_M_SB_STRV_OCC.FM_RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_OCC.FM_RD` (experimental).
     pub const SB_STRV_OCC_FM_RD: Event = Event::row(155);
-    /// `UNC_M_SB_STRV_OCC.NM_WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_OCC.NM_WR` (experimental).
     pub const SB_STRV_OCC_NM_WR: Event = Event::row(156);
-    /// `UNC_M_SB_STRV_OCC.FM_WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_OCC.FM_WR` (experimental).
     pub const SB_STRV_OCC_FM_WR: Event = Event::row(157);
-    /// `UNC_M_SB_STRV_OCC.FM_TGR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_M_SB_STRV_OCC.FM_TGR` (experimental).
     pub const SB_STRV_OCC_FM_TGR: Event = Event::row(158);
 }
 

@@ -731,95 +731,67 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
     pub const EVENT_MSG_VLW_RCVD: Event = Event::row(0);
-    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental).
     pub const EVENT_MSG_MSI_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
     pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
     pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
     pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental).
     pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(5);
-    /// `UNC_U_RACU_DRNG.RDRAND` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_RACU_DRNG.RDRAND` (experimental).
     pub const RACU_DRNG_RDRAND: Event = Event::row(6);
-    /// `UNC_U_RACU_DRNG.RDSEED` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_RACU_DRNG.RDSEED` (experimental).
     pub const RACU_DRNG_RDSEED: Event = Event::row(7);
-    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental).
     pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event::row(8);
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB` (experimental).
     pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCB: Event = Event::row(9);
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS` (experimental).
     pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCS: Event = Event::row(10);
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB` (experimental).
     pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCB: Event = Event::row(11);
-    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS` (experimental).
     pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCS: Event = Event::row(12);
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB` (experimental).
     pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB: Event = Event::row(13);
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS` (experimental).
     pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS: Event = Event::row(14);
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB` (experimental).
     pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB: Event = Event::row(15);
-    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS` (experimental).
     pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS: Event = Event::row(16);
-    /// `UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL` (experimental).
     pub const M2U_MISC2_RXC_CYCLES_FULL_BL: Event = Event::row(17);
-    /// `UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL` (experimental).
     pub const M2U_MISC2_RXC_CYCLES_EMPTY_BL: Event = Event::row(18);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB` (experimental).
     pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB: Event = Event::row(19);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS` (experimental).
     pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS: Event = Event::row(20);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL` (experimental).
     pub const M2U_MISC2_TXC_CYCLES_EMPTY_BL: Event = Event::row(21);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK` (experimental).
     pub const M2U_MISC2_TXC_CYCLES_EMPTY_AK: Event = Event::row(22);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC` (experimental).
     pub const M2U_MISC2_TXC_CYCLES_EMPTY_AKC: Event = Event::row(23);
-    /// `UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL` (experimental).
     pub const M2U_MISC2_TXC_CYCLES_FULL_BL: Event = Event::row(24);
-    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK` (experimental).
     pub const M2U_MISC3_TXC_CYCLES_FULL_AK: Event = Event::row(25);
-    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC` (experimental).
     pub const M2U_MISC3_TXC_CYCLES_FULL_AKC: Event = Event::row(26);
-    /// `UNC_U_LOCK_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_LOCK_CYCLES` (experimental).
     pub const LOCK_CYCLES: Event = Event::row(27);
-    /// `UNC_U_RACU_REQUESTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_RACU_REQUESTS` (experimental).
     pub const RACU_REQUESTS: Event = Event::row(28);
 }
 

@@ -550,362 +550,245 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_UPI_DIRECT_ATTEMPTS.D2C` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_DIRECT_ATTEMPTS.D2C` (experimental).
     pub const DIRECT_ATTEMPTS_D2C: Event = Event::row(9);
-    /// `UNC_UPI_DIRECT_ATTEMPTS.D2K` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_DIRECT_ATTEMPTS.D2K` (experimental).
     pub const DIRECT_ATTEMPTS_D2K: Event = Event::row(10);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ0` (experimental).
     pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ0: Event = Event::row(11);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ1` (experimental).
     pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ1: Event = Event::row(12);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AD_VNA_EQ2` (experimental).
     pub const FLOWQ_NO_VNA_CRD_AD_VNA_EQ2: Event = Event::row(13);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.BL_VNA_EQ0` (experimental).
     pub const FLOWQ_NO_VNA_CRD_BL_VNA_EQ0: Event = Event::row(14);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ0` (experimental).
     pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ0: Event = Event::row(15);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ1` (experimental).
     pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ1: Event = Event::row(16);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ2` (experimental).
     pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ2: Event = Event::row(17);
-    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_FLOWQ_NO_VNA_CRD.AK_VNA_EQ3` (experimental).
     pub const FLOWQ_NO_VNA_CRD_AK_VNA_EQ3: Event = Event::row(18);
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AD_VNA_LE2` (experimental).
     pub const M3_BYP_BLOCKED_FLOWQ_AD_VNA_LE2: Event = Event::row(19);
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_BL_VNA_EQ0` (experimental).
     pub const M3_BYP_BLOCKED_FLOWQ_BL_VNA_EQ0: Event = Event::row(20);
-    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_M3_BYP_BLOCKED.FLOWQ_AK_VNA_LE3` (experimental).
     pub const M3_BYP_BLOCKED_FLOWQ_AK_VNA_LE3: Event = Event::row(21);
-    /// `UNC_UPI_M3_BYP_BLOCKED.BGF_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_M3_BYP_BLOCKED.BGF_CRD` (experimental).
     pub const M3_BYP_BLOCKED_BGF_CRD: Event = Event::row(22);
-    /// `UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_M3_BYP_BLOCKED.GV_BLOCK` (experimental).
     pub const M3_BYP_BLOCKED_GV_BLOCK: Event = Event::row(23);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_LE2` (experimental).
     pub const M3_RXQ_BLOCKED_FLOWQ_AD_VNA_LE2: Event = Event::row(24);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AD_VNA_BTW_2_THRESH` (experimental).
     pub const M3_RXQ_BLOCKED_FLOWQ_AD_VNA_BTW_2_THRESH: Event = Event::row(25);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_EQ0` (experimental).
     pub const M3_RXQ_BLOCKED_FLOWQ_BL_VNA_EQ0: Event = Event::row(26);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH` (experimental: from the vendor's
-    /// experimental list, built with `experimental-events`).
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_BL_VNA_BTW_0_THRESH` (experimental).
     pub const M3_RXQ_BLOCKED_FLOWQ_BL_VNA_BTW_0_THRESH: Event = Event::row(27);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_M3_RXQ_BLOCKED.FLOWQ_AK_VNA_LE3` (experimental).
     pub const M3_RXQ_BLOCKED_FLOWQ_AK_VNA_LE3: Event = Event::row(28);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_M3_RXQ_BLOCKED.BGF_CRD` (experimental).
     pub const M3_RXQ_BLOCKED_BGF_CRD: Event = Event::row(29);
-    /// `UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_M3_RXQ_BLOCKED.GV_BLOCK` (experimental).
     pub const M3_RXQ_BLOCKED_GV_BLOCK: Event = Event::row(30);
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VNA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VNA` (experimental).
     pub const REQ_SLOT2_FROM_M3_VNA: Event = Event::row(31);
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN0` (experimental).
     pub const REQ_SLOT2_FROM_M3_VN0: Event = Event::row(32);
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_REQ_SLOT2_FROM_M3.VN1` (experimental).
     pub const REQ_SLOT2_FROM_M3_VN1: Event = Event::row(33);
-    /// `UNC_UPI_REQ_SLOT2_FROM_M3.ACK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_REQ_SLOT2_FROM_M3.ACK` (experimental).
     pub const REQ_SLOT2_FROM_M3_ACK: Event = Event::row(34);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ` (experimental).
     pub const RXL_BASIC_HDR_MATCH_REQ: Event = Event::row(35);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.REQ_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event::row(36);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP` (experimental).
     pub const RXL_BASIC_HDR_MATCH_SNP: Event = Event::row(37);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.SNP_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event::row(38);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event::row(39);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event::row(40);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event::row(41);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event::row(42);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB` (experimental).
     pub const RXL_BASIC_HDR_MATCH_WB: Event = Event::row(43);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.WB_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_WB_OPC: Event = Event::row(44);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB` (experimental).
     pub const RXL_BASIC_HDR_MATCH_NCB: Event = Event::row(45);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(46);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS` (experimental).
     pub const RXL_BASIC_HDR_MATCH_NCS: Event = Event::row(47);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
     pub const RXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(48);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event::row(49);
-    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_BASIC_HDR_MATCH.RSPI` (experimental).
     pub const RXL_BASIC_HDR_MATCH_RSPI: Event = Event::row(50);
-    /// `UNC_UPI_RxL_BYPASSED.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_BYPASSED.SLOT0` (experimental).
     pub const RXL_BYPASSED_SLOT0: Event = Event::row(51);
-    /// `UNC_UPI_RxL_BYPASSED.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_BYPASSED.SLOT1` (experimental).
     pub const RXL_BYPASSED_SLOT1: Event = Event::row(52);
-    /// `UNC_UPI_RxL_BYPASSED.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_BYPASSED.SLOT2` (experimental).
     pub const RXL_BYPASSED_SLOT2: Event = Event::row(53);
-    /// `UNC_UPI_RxL_FLITS.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.SLOT0` (experimental).
     pub const RXL_FLITS_SLOT0: Event = Event::row(54);
-    /// `UNC_UPI_RxL_FLITS.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.SLOT1` (experimental).
     pub const RXL_FLITS_SLOT1: Event = Event::row(55);
-    /// `UNC_UPI_RxL_FLITS.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.SLOT2` (experimental).
     pub const RXL_FLITS_SLOT2: Event = Event::row(56);
-    /// `UNC_UPI_RxL_FLITS.DATA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.DATA` (experimental).
     pub const RXL_FLITS_DATA: Event = Event::row(57);
-    /// `UNC_UPI_RxL_FLITS.LLCRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.LLCRD` (experimental).
     pub const RXL_FLITS_LLCRD: Event = Event::row(58);
-    /// `UNC_UPI_RxL_FLITS.NULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.NULL` (experimental).
     pub const RXL_FLITS_NULL: Event = Event::row(59);
-    /// `UNC_UPI_RxL_FLITS.LLCTRL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.LLCTRL` (experimental).
     pub const RXL_FLITS_LLCTRL: Event = Event::row(60);
-    /// `UNC_UPI_RxL_FLITS.PROTHDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.PROTHDR` (experimental).
     pub const RXL_FLITS_PROTHDR: Event = Event::row(61);
-    /// `UNC_UPI_RxL_FLITS.IDLE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_FLITS.IDLE` (experimental).
     pub const RXL_FLITS_IDLE: Event = Event::row(62);
-    /// `UNC_UPI_RxL_INSERTS.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_INSERTS.SLOT0` (experimental).
     pub const RXL_INSERTS_SLOT0: Event = Event::row(63);
-    /// `UNC_UPI_RxL_INSERTS.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_INSERTS.SLOT1` (experimental).
     pub const RXL_INSERTS_SLOT1: Event = Event::row(64);
-    /// `UNC_UPI_RxL_INSERTS.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_INSERTS.SLOT2` (experimental).
     pub const RXL_INSERTS_SLOT2: Event = Event::row(65);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT0` (experimental).
     pub const RXL_OCCUPANCY_SLOT0: Event = Event::row(66);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT1` (experimental).
     pub const RXL_OCCUPANCY_SLOT1: Event = Event::row(67);
-    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_OCCUPANCY.SLOT2` (experimental).
     pub const RXL_OCCUPANCY_SLOT2: Event = Event::row(68);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ1` (experimental).
     pub const RXL_SLOT_BYPASS_S0_RXQ1: Event = Event::row(69);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S0_RXQ2` (experimental).
     pub const RXL_SLOT_BYPASS_S0_RXQ2: Event = Event::row(70);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ0` (experimental).
     pub const RXL_SLOT_BYPASS_S1_RXQ0: Event = Event::row(71);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S1_RXQ2` (experimental).
     pub const RXL_SLOT_BYPASS_S1_RXQ2: Event = Event::row(72);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ0` (experimental).
     pub const RXL_SLOT_BYPASS_S2_RXQ0: Event = Event::row(73);
-    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_SLOT_BYPASS.S2_RXQ1` (experimental).
     pub const RXL_SLOT_BYPASS_S2_RXQ1: Event = Event::row(74);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.CFG_CTL` (experimental).
     pub const TXL0P_CLK_ACTIVE_CFG_CTL: Event = Event::row(75);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ` (experimental).
     pub const TXL0P_CLK_ACTIVE_RXQ: Event = Event::row(76);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_BYPASS` (experimental).
     pub const TXL0P_CLK_ACTIVE_RXQ_BYPASS: Event = Event::row(77);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RXQ_CRED` (experimental).
     pub const TXL0P_CLK_ACTIVE_RXQ_CRED: Event = Event::row(78);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.TXQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.TXQ` (experimental).
     pub const TXL0P_CLK_ACTIVE_TXQ: Event = Event::row(79);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RETRY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.RETRY` (experimental).
     pub const TXL0P_CLK_ACTIVE_RETRY: Event = Event::row(80);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.DFX` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.DFX` (experimental).
     pub const TXL0P_CLK_ACTIVE_DFX: Event = Event::row(81);
-    /// `UNC_UPI_TxL0P_CLK_ACTIVE.SPARE` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL0P_CLK_ACTIVE.SPARE` (experimental).
     pub const TXL0P_CLK_ACTIVE_SPARE: Event = Event::row(82);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ` (experimental).
     pub const TXL_BASIC_HDR_MATCH_REQ: Event = Event::row(83);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.REQ_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_REQ_OPC: Event = Event::row(84);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP` (experimental).
     pub const TXL_BASIC_HDR_MATCH_SNP: Event = Event::row(85);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.SNP_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_SNP_OPC: Event = Event::row(86);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSP_NODATA: Event = Event::row(87);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_NODATA_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC: Event = Event::row(88);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSP_DATA: Event = Event::row(89);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSP_DATA_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSP_DATA_OPC: Event = Event::row(90);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB` (experimental).
     pub const TXL_BASIC_HDR_MATCH_WB: Event = Event::row(91);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.WB_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_WB_OPC: Event = Event::row(92);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB` (experimental).
     pub const TXL_BASIC_HDR_MATCH_NCB: Event = Event::row(93);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCB_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_NCB_OPC: Event = Event::row(94);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS` (experimental).
     pub const TXL_BASIC_HDR_MATCH_NCS: Event = Event::row(95);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.NCS_OPC` (experimental).
     pub const TXL_BASIC_HDR_MATCH_NCS_OPC: Event = Event::row(96);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPCNFLT` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event::row(97);
-    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_TxL_BASIC_HDR_MATCH.RSPI` (experimental).
     pub const TXL_BASIC_HDR_MATCH_RSPI: Event = Event::row(98);
-    /// `UNC_UPI_TxL_FLITS.SLOT0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.SLOT0` (experimental).
     pub const TXL_FLITS_SLOT0: Event = Event::row(99);
-    /// `UNC_UPI_TxL_FLITS.SLOT1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.SLOT1` (experimental).
     pub const TXL_FLITS_SLOT1: Event = Event::row(100);
-    /// `UNC_UPI_TxL_FLITS.SLOT2` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.SLOT2` (experimental).
     pub const TXL_FLITS_SLOT2: Event = Event::row(101);
-    /// `UNC_UPI_TxL_FLITS.DATA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.DATA` (experimental).
     pub const TXL_FLITS_DATA: Event = Event::row(102);
-    /// `UNC_UPI_TxL_FLITS.LLCRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.LLCRD` (experimental).
     pub const TXL_FLITS_LLCRD: Event = Event::row(103);
-    /// `UNC_UPI_TxL_FLITS.NULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.NULL` (experimental).
     pub const TXL_FLITS_NULL: Event = Event::row(104);
-    /// `UNC_UPI_TxL_FLITS.LLCTRL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.LLCTRL` (experimental).
     pub const TXL_FLITS_LLCTRL: Event = Event::row(105);
-    /// `UNC_UPI_TxL_FLITS.PROTHDR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.PROTHDR` (experimental).
     pub const TXL_FLITS_PROTHDR: Event = Event::row(106);
-    /// `UNC_UPI_TxL_FLITS.IDLE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_FLITS.IDLE` (experimental).
     pub const TXL_FLITS_IDLE: Event = Event::row(107);
-    /// `UNC_UPI_M3_CRD_RETURN_BLOCKED` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_M3_CRD_RETURN_BLOCKED` (experimental).
     pub const M3_CRD_RETURN_BLOCKED: Event = Event::row(108);
-    /// `UNC_UPI_PHY_INIT_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_PHY_INIT_CYCLES` (experimental).
     pub const PHY_INIT_CYCLES: Event = Event::row(109);
-    /// `UNC_UPI_POWER_L1_NACK` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_POWER_L1_NACK` (experimental).
     pub const POWER_L1_NACK: Event = Event::row(110);
-    /// `UNC_UPI_POWER_L1_REQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_POWER_L1_REQ` (experimental).
     pub const POWER_L1_REQ: Event = Event::row(111);
-    /// `UNC_UPI_RxL0P_POWER_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL0P_POWER_CYCLES` (experimental).
     pub const RXL0P_POWER_CYCLES: Event = Event::row(112);
-    /// `UNC_UPI_RxL0_POWER_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL0_POWER_CYCLES` (experimental).
     pub const RXL0_POWER_CYCLES: Event = Event::row(113);
-    /// `UNC_UPI_RxL_CRC_ERRORS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_RxL_CRC_ERRORS` (experimental).
     pub const RXL_CRC_ERRORS: Event = Event::row(114);
-    /// `UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_CRC_LLR_REQ_TRANSMIT` (experimental).
     pub const RXL_CRC_LLR_REQ_TRANSMIT: Event = Event::row(115);
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN0` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN0` (experimental).
     pub const RXL_CREDITS_CONSUMED_VN0: Event = Event::row(116);
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VN1` (experimental).
     pub const RXL_CREDITS_CONSUMED_VN1: Event = Event::row(117);
-    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VNA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_UPI_RxL_CREDITS_CONSUMED_VNA` (experimental).
     pub const RXL_CREDITS_CONSUMED_VNA: Event = Event::row(118);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL0P_POWER_CYCLES_LL_ENTER` (experimental).
     pub const TXL0P_POWER_CYCLES_LL_ENTER: Event = Event::row(119);
-    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_TxL0P_POWER_CYCLES_M3_EXIT` (experimental).
     pub const TXL0P_POWER_CYCLES_M3_EXIT: Event = Event::row(120);
-    /// `UNC_UPI_TxL0_POWER_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL0_POWER_CYCLES` (experimental).
     pub const TXL0_POWER_CYCLES: Event = Event::row(121);
-    /// `UNC_UPI_TxL_BYPASSED` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_BYPASSED` (experimental).
     pub const TXL_BYPASSED: Event = Event::row(122);
-    /// `UNC_UPI_TxL_INSERTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_INSERTS` (experimental).
     pub const TXL_INSERTS: Event = Event::row(123);
-    /// `UNC_UPI_TxL_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_UPI_TxL_OCCUPANCY` (experimental).
     pub const TXL_OCCUPANCY: Event = Event::row(124);
-    /// `UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_VNA_CREDIT_RETURN_BLOCKED_VN01` (experimental).
     pub const VNA_CREDIT_RETURN_BLOCKED_VN01: Event = Event::row(125);
-    /// `UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_UPI_VNA_CREDIT_RETURN_OCCUPANCY` (experimental).
     pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event::row(126);
 }
 

@@ -731,371 +731,251 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_IIO_IOMMU0.MISSES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_IOMMU0.MISSES` (experimental).
     pub const IOMMU0_MISSES: Event = Event::row(84);
-    /// `UNC_IIO_PWT_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_PWT_OCCUPANCY` (experimental).
     pub const PWT_OCCUPANCY: Event = Event::row(85);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(86);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(87);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(88);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(89);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event::row(90);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event::row(91);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event::row(92);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7` (experimental).
     pub const DATA_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event::row(93);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event::row(94);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event::row(95);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event::row(96);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event::row(97);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_PART0: Event = Event::row(98);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_PART1: Event = Event::row(99);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_PART2: Event = Event::row(100);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_PART3: Event = Event::row(101);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event::row(102);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event::row(103);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event::row(104);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event::row(105);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_PART4: Event = Event::row(106);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_PART5: Event = Event::row(107);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_PART6: Event = Event::row(108);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7` (experimental).
     pub const DATA_REQ_BY_CPU_PEER_READ_PART7: Event = Event::row(109);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0` (experimental).
     pub const MASK_MATCH_AND_BUS0: Event = Event::row(110);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.BUS1` (experimental).
     pub const MASK_MATCH_AND_BUS1: Event = Event::row(111);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1` (experimental).
     pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event::row(112);
-    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1` (experimental).
     pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event::row(113);
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1` (experimental).
     pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event::row(114);
-    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1` (experimental).
     pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event::row(115);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0` (experimental).
     pub const MASK_MATCH_OR_BUS0: Event = Event::row(116);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS1` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.BUS1` (experimental).
     pub const MASK_MATCH_OR_BUS1: Event = Event::row(117);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1` (experimental).
     pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event::row(118);
-    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1` (experimental).
     pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event::row(119);
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1` (experimental).
     pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event::row(120);
-    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1` (experimental).
     pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event::row(121);
-    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS` (experimental).
     pub const IOMMU0_FIRST_LOOKUPS: Event = Event::row(122);
-    /// `UNC_IIO_IOMMU0.4K_HITS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_IOMMU0.4K_HITS` (experimental).
     pub const IOMMU0_4K_HITS: Event = Event::row(123);
-    /// `UNC_IIO_IOMMU0.2M_HITS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_IOMMU0.2M_HITS` (experimental).
     pub const IOMMU0_2M_HITS: Event = Event::row(124);
-    /// `UNC_IIO_IOMMU0.1G_HITS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_IOMMU0.1G_HITS` (experimental).
     pub const IOMMU0_1G_HITS: Event = Event::row(125);
-    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS` (experimental).
     pub const IOMMU0_CTXT_CACHE_LOOKUPS: Event = Event::row(126);
-    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS` (experimental).
     pub const IOMMU0_CTXT_CACHE_HITS: Event = Event::row(127);
-    /// `UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS` (experimental).
     pub const IOMMU1_PWT_CACHE_LOOKUPS: Event = Event::row(128);
-    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES` (experimental).
     pub const IOMMU1_NUM_MEM_ACCESSES: Event = Event::row(129);
-    /// `UNC_IIO_IOMMU1.PWC_2M_HITS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_IOMMU1.PWC_2M_HITS` (experimental).
     pub const IOMMU1_PWC_2M_HITS: Event = Event::row(130);
-    /// `UNC_IIO_IOMMU1.PWC_1G_HITS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_IOMMU1.PWC_1G_HITS` (experimental).
     pub const IOMMU1_PWC_1G_HITS: Event = Event::row(131);
-    /// `UNC_IIO_IOMMU1.PWC_512G_HITS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU1.PWC_512G_HITS` (experimental).
     pub const IOMMU1_PWC_512G_HITS: Event = Event::row(132);
-    /// `UNC_IIO_IOMMU1.PWC_256T_HITS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU1.PWC_256T_HITS` (experimental).
     pub const IOMMU1_PWC_256T_HITS: Event = Event::row(133);
-    /// `UNC_IIO_IOMMU1.PWC_CACHE_FILLS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU1.PWC_CACHE_FILLS` (experimental).
     pub const IOMMU1_PWC_CACHE_FILLS: Event = Event::row(134);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event::row(135);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event::row(136);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event::row(137);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event::row(138);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event::row(139);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event::row(140);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event::row(141);
-    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7` (experimental).
     pub const TXN_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event::row(142);
-    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ` (experimental).
     pub const INBOUND_ARB_REQ_IOMMU_REQ: Event = Event::row(143);
-    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT` (experimental).
     pub const INBOUND_ARB_REQ_IOMMU_HIT: Event = Event::row(144);
-    /// `UNC_IIO_INBOUND_ARB_REQ.REQ_OWN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_REQ.REQ_OWN` (experimental).
     pub const INBOUND_ARB_REQ_REQ_OWN: Event = Event::row(145);
-    /// `UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR` (experimental).
     pub const INBOUND_ARB_REQ_FINAL_RD_WR: Event = Event::row(146);
-    /// `UNC_IIO_INBOUND_ARB_REQ.WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_REQ.WR` (experimental).
     pub const INBOUND_ARB_REQ_WR: Event = Event::row(147);
-    /// `UNC_IIO_INBOUND_ARB_REQ.DATA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_REQ.DATA` (experimental).
     pub const INBOUND_ARB_REQ_DATA: Event = Event::row(148);
-    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ` (experimental).
     pub const INBOUND_ARB_WON_IOMMU_REQ: Event = Event::row(149);
-    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT` (experimental).
     pub const INBOUND_ARB_WON_IOMMU_HIT: Event = Event::row(150);
-    /// `UNC_IIO_INBOUND_ARB_WON.REQ_OWN` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_WON.REQ_OWN` (experimental).
     pub const INBOUND_ARB_WON_REQ_OWN: Event = Event::row(151);
-    /// `UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR` (experimental).
     pub const INBOUND_ARB_WON_FINAL_RD_WR: Event = Event::row(152);
-    /// `UNC_IIO_INBOUND_ARB_WON.WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_WON.WR` (experimental).
     pub const INBOUND_ARB_WON_WR: Event = Event::row(153);
-    /// `UNC_IIO_INBOUND_ARB_WON.DATA` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_INBOUND_ARB_WON.DATA` (experimental).
     pub const INBOUND_ARB_WON_DATA: Event = Event::row(154);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_MSGB: Event = Event::row(155);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_MCAST: Event = Event::row(156);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_UBOX: Event = Event::row(157);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_MEM: Event = Event::row(158);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_REM_P2P: Event = Event::row(159);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_LOC_P2P: Event = Event::row(160);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P: Event = Event::row(161);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_ABORT: Event = Event::row(162);
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN` (experimental).
     pub const REQ_FROM_PCIE_PASS_CMPL_REQ_OWN: Event = Event::row(163);
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR` (experimental).
     pub const REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR: Event = Event::row(164);
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR` (experimental).
     pub const REQ_FROM_PCIE_PASS_CMPL_WR: Event = Event::row(165);
-    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA` (experimental).
     pub const REQ_FROM_PCIE_PASS_CMPL_DATA: Event = Event::row(166);
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN` (experimental).
     pub const REQ_FROM_PCIE_CL_CMPL_REQ_OWN: Event = Event::row(167);
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR` (experimental).
     pub const REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR: Event = Event::row(168);
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR` (experimental).
     pub const REQ_FROM_PCIE_CL_CMPL_WR: Event = Event::row(169);
-    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA` (experimental).
     pub const REQ_FROM_PCIE_CL_CMPL_DATA: Event = Event::row(170);
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ` (experimental).
     pub const REQ_FROM_PCIE_CMPL_IOMMU_REQ: Event = Event::row(171);
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT` (experimental).
     pub const REQ_FROM_PCIE_CMPL_IOMMU_HIT: Event = Event::row(172);
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN` (experimental).
     pub const REQ_FROM_PCIE_CMPL_REQ_OWN: Event = Event::row(173);
-    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR` (experimental).
     pub const REQ_FROM_PCIE_CMPL_FINAL_RD_WR: Event = Event::row(174);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0` (experimental).
     pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event::row(175);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1` (experimental).
     pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event::row(176);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event::row(177);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event::row(178);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event::row(179);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event::row(180);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event::row(181);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event::row(182);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event::row(183);
-    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7` (experimental).
     pub const TXN_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event::row(184);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event::row(185);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event::row(186);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event::row(187);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event::row(188);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_PART4: Event = Event::row(189);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_PART5: Event = Event::row(190);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_PART6: Event = Event::row(191);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_PART7: Event = Event::row(192);
-    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS` (experimental).
     pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event::row(193);
-    /// `UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO` (experimental).
     pub const OUTBOUND_CL_REQS_ISSUED_TO_IO: Event = Event::row(194);
-    /// `UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO` (experimental).
     pub const OUTBOUND_TLP_REQS_ISSUED_TO_IO: Event = Event::row(195);
-    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS` (experimental).
     pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event::row(196);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS` (experimental).
     pub const DATA_REQ_BY_CPU_MEM_WRITE_ALL_PARTS: Event = Event::row(197);
-    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS` (experimental).
     pub const DATA_REQ_BY_CPU_MEM_READ_ALL_PARTS: Event = Event::row(198);
-    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.ALL_PARTS` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.ALL_PARTS` (experimental).
     pub const DATA_REQ_OF_CPU_CMPD_ALL_PARTS: Event = Event::row(199);
-    /// `UNC_IIO_IOMMU1.SLPWC_1G_HITS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU1.SLPWC_1G_HITS` (experimental).
     pub const IOMMU1_SLPWC_1G_HITS: Event = Event::row(200);
-    /// `UNC_IIO_IOMMU1.SLPWC_256T_HITS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU1.SLPWC_256T_HITS` (experimental).
     pub const IOMMU1_SLPWC_256T_HITS: Event = Event::row(201);
-    /// `UNC_IIO_IOMMU1.SLPWC_512G_HITS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU1.SLPWC_512G_HITS` (experimental).
     pub const IOMMU1_SLPWC_512G_HITS: Event = Event::row(202);
-    /// `UNC_IIO_IOMMU3.PWT_OCCUPANCY_MSB` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_IIO_IOMMU3.PWT_OCCUPANCY_MSB` (experimental).
     pub const IOMMU3_PWT_OCCUPANCY_MSB: Event = Event::row(203);
-    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED` (experimental).
     pub const NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED: Event = Event::row(204);
 }
 

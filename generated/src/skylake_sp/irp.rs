@@ -523,218 +523,149 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY` (experimental).
     pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event::row(6);
-    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q` (experimental).
     pub const CACHE_TOTAL_OCCUPANCY_IV_Q: Event = Event::row(7);
-    /// `UNC_I_CLOCKTICKS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_CLOCKTICKS` (experimental).
     pub const CLOCKTICKS: Event = Event::row(8);
-    /// `UNC_I_COHERENT_OPS.PCIRDCUR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_COHERENT_OPS.PCIRDCUR` (experimental).
     pub const COHERENT_OPS_PCIRDCUR: Event = Event::row(9);
-    /// `UNC_I_COHERENT_OPS.CRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_COHERENT_OPS.CRD` (experimental).
     pub const COHERENT_OPS_CRD: Event = Event::row(10);
-    /// `UNC_I_COHERENT_OPS.DRD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_COHERENT_OPS.DRD` (experimental).
     pub const COHERENT_OPS_DRD: Event = Event::row(11);
-    /// `UNC_I_COHERENT_OPS.PCIDCAHINT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_COHERENT_OPS.PCIDCAHINT` (experimental).
     pub const COHERENT_OPS_PCIDCAHINT: Event = Event::row(12);
-    /// `UNC_I_COHERENT_OPS.WBMTOI` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_COHERENT_OPS.WBMTOI` (experimental).
     pub const COHERENT_OPS_WBMTOI: Event = Event::row(13);
-    /// `UNC_I_COHERENT_OPS.CLFLUSH` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_COHERENT_OPS.CLFLUSH` (experimental).
     pub const COHERENT_OPS_CLFLUSH: Event = Event::row(14);
-    /// `UNC_I_FAF_FULL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_FAF_FULL` (experimental).
     pub const FAF_FULL: Event = Event::row(15);
-    /// `UNC_I_FAF_TRANSACTIONS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_FAF_TRANSACTIONS` (experimental).
     pub const FAF_TRANSACTIONS: Event = Event::row(16);
-    /// `UNC_I_IRP_ALL.INBOUND_INSERTS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_IRP_ALL.INBOUND_INSERTS` (experimental).
     pub const IRP_ALL_INBOUND_INSERTS: Event = Event::row(17);
-    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS` (experimental).
     pub const IRP_ALL_OUTBOUND_INSERTS: Event = Event::row(18);
-    /// `UNC_I_MISC0.FAST_REQ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC0.FAST_REQ` (experimental).
     pub const MISC0_FAST_REQ: Event = Event::row(19);
-    /// `UNC_I_MISC0.FAST_REJ` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC0.FAST_REJ` (experimental).
     pub const MISC0_FAST_REJ: Event = Event::row(20);
-    /// `UNC_I_MISC0.2ND_RD_INSERT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC0.2ND_RD_INSERT` (experimental).
     pub const MISC0_2ND_RD_INSERT: Event = Event::row(21);
-    /// `UNC_I_MISC0.2ND_WR_INSERT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC0.2ND_WR_INSERT` (experimental).
     pub const MISC0_2ND_WR_INSERT: Event = Event::row(22);
-    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT` (experimental).
     pub const MISC0_2ND_ATOMIC_INSERT: Event = Event::row(23);
-    /// `UNC_I_MISC0.FAST_XFER` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC0.FAST_XFER` (experimental).
     pub const MISC0_FAST_XFER: Event = Event::row(24);
-    /// `UNC_I_MISC0.PF_ACK_HINT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC0.PF_ACK_HINT` (experimental).
     pub const MISC0_PF_ACK_HINT: Event = Event::row(25);
-    /// `UNC_I_MISC0.UNKNOWN` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC0.UNKNOWN` (experimental).
     pub const MISC0_UNKNOWN: Event = Event::row(26);
-    /// `UNC_I_MISC1.SLOW_I` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC1.SLOW_I` (experimental).
     pub const MISC1_SLOW_I: Event = Event::row(27);
-    /// `UNC_I_MISC1.SLOW_S` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC1.SLOW_S` (experimental).
     pub const MISC1_SLOW_S: Event = Event::row(28);
-    /// `UNC_I_MISC1.SLOW_E` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC1.SLOW_E` (experimental).
     pub const MISC1_SLOW_E: Event = Event::row(29);
-    /// `UNC_I_MISC1.SLOW_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC1.SLOW_M` (experimental).
     pub const MISC1_SLOW_M: Event = Event::row(30);
-    /// `UNC_I_MISC1.LOST_FWD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC1.LOST_FWD` (experimental).
     pub const MISC1_LOST_FWD: Event = Event::row(31);
-    /// `UNC_I_MISC1.SEC_RCVD_INVLD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC1.SEC_RCVD_INVLD` (experimental).
     pub const MISC1_SEC_RCVD_INVLD: Event = Event::row(32);
-    /// `UNC_I_MISC1.SEC_RCVD_VLD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_MISC1.SEC_RCVD_VLD` (experimental).
     pub const MISC1_SEC_RCVD_VLD: Event = Event::row(33);
-    /// `UNC_I_P2P_INSERTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_P2P_INSERTS` (experimental).
     pub const P2P_INSERTS: Event = Event::row(34);
-    /// `UNC_I_P2P_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_P2P_OCCUPANCY` (experimental).
     pub const P2P_OCCUPANCY: Event = Event::row(35);
-    /// `UNC_I_P2P_TRANSACTIONS.RD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_P2P_TRANSACTIONS.RD` (experimental).
     pub const P2P_TRANSACTIONS_RD: Event = Event::row(36);
-    /// `UNC_I_P2P_TRANSACTIONS.WR` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_P2P_TRANSACTIONS.WR` (experimental).
     pub const P2P_TRANSACTIONS_WR: Event = Event::row(37);
-    /// `UNC_I_P2P_TRANSACTIONS.MSG` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_P2P_TRANSACTIONS.MSG` (experimental).
     pub const P2P_TRANSACTIONS_MSG: Event = Event::row(38);
-    /// `UNC_I_P2P_TRANSACTIONS.CMPL` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_P2P_TRANSACTIONS.CMPL` (experimental).
     pub const P2P_TRANSACTIONS_CMPL: Event = Event::row(39);
-    /// `UNC_I_P2P_TRANSACTIONS.REM` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_P2P_TRANSACTIONS.REM` (experimental).
     pub const P2P_TRANSACTIONS_REM: Event = Event::row(40);
-    /// `UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH` (experimental).
     pub const P2P_TRANSACTIONS_REM_AND_TGT_MATCH: Event = Event::row(41);
-    /// `UNC_I_P2P_TRANSACTIONS.LOC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_P2P_TRANSACTIONS.LOC` (experimental).
     pub const P2P_TRANSACTIONS_LOC: Event = Event::row(42);
-    /// `UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH` (experimental: from the vendor's experimental
-    /// list, built with `experimental-events`).
+    /// `UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH` (experimental).
     pub const P2P_TRANSACTIONS_LOC_AND_TGT_MATCH: Event = Event::row(43);
-    /// `UNC_I_SNOOP_RESP.MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.MISS` (experimental).
     pub const SNOOP_RESP_MISS: Event = Event::row(44);
-    /// `UNC_I_SNOOP_RESP.HIT_I` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.HIT_I` (experimental).
     pub const SNOOP_RESP_HIT_I: Event = Event::row(45);
-    /// `UNC_I_SNOOP_RESP.HIT_ES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.HIT_ES` (experimental).
     pub const SNOOP_RESP_HIT_ES: Event = Event::row(46);
-    /// `UNC_I_SNOOP_RESP.HIT_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.HIT_M` (experimental).
     pub const SNOOP_RESP_HIT_M: Event = Event::row(47);
-    /// `UNC_I_SNOOP_RESP.SNPCODE` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.SNPCODE` (experimental).
     pub const SNOOP_RESP_SNPCODE: Event = Event::row(48);
-    /// `UNC_I_SNOOP_RESP.SNPDATA` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.SNPDATA` (experimental).
     pub const SNOOP_RESP_SNPDATA: Event = Event::row(49);
-    /// `UNC_I_SNOOP_RESP.SNPINV` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.SNPINV` (experimental).
     pub const SNOOP_RESP_SNPINV: Event = Event::row(50);
-    /// `UNC_I_TRANSACTIONS.READS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TRANSACTIONS.READS` (experimental).
     pub const TRANSACTIONS_READS: Event = Event::row(51);
-    /// `UNC_I_TRANSACTIONS.WRITES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TRANSACTIONS.WRITES` (experimental).
     pub const TRANSACTIONS_WRITES: Event = Event::row(52);
-    /// `UNC_I_TRANSACTIONS.RD_PREF` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TRANSACTIONS.RD_PREF` (experimental).
     pub const TRANSACTIONS_RD_PREF: Event = Event::row(53);
-    /// `UNC_I_TRANSACTIONS.ATOMIC` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TRANSACTIONS.ATOMIC` (experimental).
     pub const TRANSACTIONS_ATOMIC: Event = Event::row(54);
-    /// `UNC_I_TRANSACTIONS.OTHER` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TRANSACTIONS.OTHER` (experimental).
     pub const TRANSACTIONS_OTHER: Event = Event::row(55);
-    /// `UNC_I_TxR2_AD_STALL_CREDIT_CYCLES` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_I_TxR2_AD_STALL_CREDIT_CYCLES` (experimental).
     pub const TXR2_AD_STALL_CREDIT_CYCLES: Event = Event::row(56);
-    /// `UNC_I_TxC_AK_INSERTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxC_AK_INSERTS` (experimental).
     pub const TXC_AK_INSERTS: Event = Event::row(57);
-    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL` (experimental).
     pub const TXC_BL_DRS_CYCLES_FULL: Event = Event::row(58);
-    /// `UNC_I_TxC_BL_DRS_INSERTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxC_BL_DRS_INSERTS` (experimental).
     pub const TXC_BL_DRS_INSERTS: Event = Event::row(59);
-    /// `UNC_I_TxC_BL_DRS_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxC_BL_DRS_OCCUPANCY` (experimental).
     pub const TXC_BL_DRS_OCCUPANCY: Event = Event::row(60);
-    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL` (experimental).
     pub const TXC_BL_NCB_CYCLES_FULL: Event = Event::row(61);
-    /// `UNC_I_TxC_BL_NCB_INSERTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxC_BL_NCB_INSERTS` (experimental).
     pub const TXC_BL_NCB_INSERTS: Event = Event::row(62);
-    /// `UNC_I_TxC_BL_NCB_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxC_BL_NCB_OCCUPANCY` (experimental).
     pub const TXC_BL_NCB_OCCUPANCY: Event = Event::row(63);
-    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL` (experimental).
     pub const TXC_BL_NCS_CYCLES_FULL: Event = Event::row(64);
-    /// `UNC_I_TxC_BL_NCS_INSERTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxC_BL_NCS_INSERTS` (experimental).
     pub const TXC_BL_NCS_INSERTS: Event = Event::row(65);
-    /// `UNC_I_TxC_BL_NCS_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxC_BL_NCS_OCCUPANCY` (experimental).
     pub const TXC_BL_NCS_OCCUPANCY: Event = Event::row(66);
-    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES` (experimental).
     pub const TXR2_BL_STALL_CREDIT_CYCLES: Event = Event::row(67);
-    /// `UNC_I_TxS_DATA_INSERTS_NCB` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxS_DATA_INSERTS_NCB` (experimental).
     pub const TXS_DATA_INSERTS_NCB: Event = Event::row(68);
-    /// `UNC_I_TxS_DATA_INSERTS_NCS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxS_DATA_INSERTS_NCS` (experimental).
     pub const TXS_DATA_INSERTS_NCS: Event = Event::row(69);
-    /// `UNC_I_TxS_REQUEST_OCCUPANCY` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_TxS_REQUEST_OCCUPANCY` (experimental).
     pub const TXS_REQUEST_OCCUPANCY: Event = Event::row(70);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_I` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_I` (experimental).
     pub const SNOOP_RESP_ALL_HIT_I: Event = Event::row(71);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES` (experimental).
     pub const SNOOP_RESP_ALL_HIT_ES: Event = Event::row(72);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT_M` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_M` (experimental).
     pub const SNOOP_RESP_ALL_HIT_M: Event = Event::row(73);
-    /// `UNC_I_SNOOP_RESP.ALL_HIT` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.ALL_HIT` (experimental).
     pub const SNOOP_RESP_ALL_HIT: Event = Event::row(74);
-    /// `UNC_I_SNOOP_RESP.ALL_MISS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_I_SNOOP_RESP.ALL_MISS` (experimental).
     pub const SNOOP_RESP_ALL_MISS: Event = Event::row(75);
 }
 

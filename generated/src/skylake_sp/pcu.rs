@@ -633,74 +633,53 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_P_CLOCKTICKS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_CLOCKTICKS` (experimental).
     pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_P_CORE_TRANSITION_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_P_CORE_TRANSITION_CYCLES` (experimental).
     pub const CORE_TRANSITION_CYCLES: Event = Event::row(1);
-    /// `UNC_P_DEMOTIONS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_DEMOTIONS` (experimental).
     pub const DEMOTIONS: Event = Event::row(2);
-    /// `UNC_P_FIVR_PS_PS0_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_FIVR_PS_PS0_CYCLES` (experimental).
     pub const FIVR_PS_PS0_CYCLES: Event = Event::row(3);
-    /// `UNC_P_FIVR_PS_PS1_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_FIVR_PS_PS1_CYCLES` (experimental).
     pub const FIVR_PS_PS1_CYCLES: Event = Event::row(4);
-    /// `UNC_P_FIVR_PS_PS2_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_FIVR_PS_PS2_CYCLES` (experimental).
     pub const FIVR_PS_PS2_CYCLES: Event = Event::row(5);
-    /// `UNC_P_FIVR_PS_PS3_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_FIVR_PS_PS3_CYCLES` (experimental).
     pub const FIVR_PS_PS3_CYCLES: Event = Event::row(6);
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental).
     pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(7);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental).
     pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(8);
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES` (experimental).
     pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(9);
-    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental).
     pub const FREQ_TRANS_CYCLES: Event = Event::row(10);
-    /// `UNC_P_MCP_PROCHOT_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_MCP_PROCHOT_CYCLES` (experimental).
     pub const MCP_PROCHOT_CYCLES: Event = Event::row(11);
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES` (experimental: from the vendor's experimental list,
-    /// built with `experimental-events`).
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES` (experimental).
     pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(12);
-    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES` (experimental).
     pub const PKG_RESIDENCY_C0_CYCLES: Event = Event::row(13);
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental).
     pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(14);
-    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES` (experimental).
     pub const PKG_RESIDENCY_C3_CYCLES: Event = Event::row(15);
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental).
     pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(16);
-    /// `UNC_P_PMAX_THROTTLED_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_PMAX_THROTTLED_CYCLES` (experimental).
     pub const PMAX_THROTTLED_CYCLES: Event = Event::row(17);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental).
     pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(18);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental).
     pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(19);
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES` (experimental).
     pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(20);
-    /// `UNC_P_VR_HOT_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_P_VR_HOT_CYCLES` (experimental).
     pub const VR_HOT_CYCLES: Event = Event::row(21);
 }
 

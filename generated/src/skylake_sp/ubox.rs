@@ -1178,41 +1178,31 @@ impl Event {
     }
 }
 
-/// The experimental events (the `experimental-events` feature).
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
 #[cfg(feature = "experimental-events")]
 impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
     pub const EVENT_MSG_VLW_RCVD: Event = Event::row(0);
-    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental).
     pub const EVENT_MSG_MSI_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
     pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
     pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
     pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-    /// `UNC_U_LOCK_CYCLES` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_LOCK_CYCLES` (experimental).
     pub const LOCK_CYCLES: Event = Event::row(5);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental).
     pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(6);
-    /// `UNC_U_RACU_DRNG.RDRAND` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_RACU_DRNG.RDRAND` (experimental).
     pub const RACU_DRNG_RDRAND: Event = Event::row(7);
-    /// `UNC_U_RACU_DRNG.RDSEED` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_RACU_DRNG.RDSEED` (experimental).
     pub const RACU_DRNG_RDSEED: Event = Event::row(8);
-    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental: from the vendor's experimental list, built
-    /// with `experimental-events`).
+    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental).
     pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event::row(9);
-    /// `UNC_U_RACU_REQUESTS` (experimental: from the vendor's experimental list, built with
-    /// `experimental-events`).
+    /// `UNC_U_RACU_REQUESTS` (experimental).
     pub const RACU_REQUESTS: Event = Event::row(10);
 }
 

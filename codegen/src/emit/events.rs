@@ -156,11 +156,35 @@ pub fn rows_and_table(events: &[Event], out: &mut String) {
     } else {
         out.push_str("/// No experimental events.\nconst EXPERIMENTAL_ROWS: &[EventRow] = &[];\n");
     }
+    // The facts, decoded in chunks of at most CHUNK rows (one constant each: see
+    // `event_infos` in templates/core_events.rs).
+    let mut chunks = String::new();
+    for (experimental, table) in [(false, "EVENT_ROWS"), (true, "EXPERIMENTAL_ROWS")] {
+        let n = events
+            .iter()
+            .filter(|e| e.experimental == experimental)
+            .count();
+        let gate = if experimental {
+            format!("    {EXPERIMENTAL}\n")
+        } else {
+            String::new()
+        };
+        for from in (0..n).step_by(CHUNK) {
+            let len = CHUNK.min(n - from);
+            let _ = writeln!(
+                chunks,
+                "{gate}    &event_infos::<{len}>({table}, {from}, {experimental}),"
+            );
+        }
+    }
     let _ = writeln!(
         out,
-        "/// The rows built.\nconst ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();\n\n/// The facts of each row.\n{METADATA}\nconst EVENT_INFO_ROWS: [EventInfo; ROW_COUNT] = event_infos(EVENT_ROWS, EXPERIMENTAL_ROWS);\n/// The facts of `Event::ALL`, row for row.\n{METADATA}\nconst EVENT_INFOS: &[&EventInfo] = &event_info_refs(&EVENT_INFO_ROWS);"
+        "/// The rows built.\nconst ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();\n\n/// The facts of the rows, {CHUNK} a chunk.\n{METADATA}\nconst EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[\n{chunks}];\n/// The facts of `Event::ALL`, row for row.\n{METADATA}\nconst EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);"
     );
 }
+
+/// The most rows of one chunk of `EVENT_INFOS`' facts.
+const CHUNK: usize = 64;
 
 /// The uses the event tables need (inside the module that holds them).
 pub const ROW_USES: &str = "#[allow(unused_imports)]\nuse crate::core_events::{ev, EventRow};\n#[cfg(feature = \"metadata\")]\nuse crate::core_events::{event_info_refs, event_infos};\n";

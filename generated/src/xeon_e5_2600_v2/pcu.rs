@@ -897,12 +897,15 @@ const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.
 const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
 
-/// The facts of each row.
+/// The facts of the rows, 64 a chunk.
 #[cfg(feature = "metadata")]
-const EVENT_INFO_ROWS: [EventInfo; ROW_COUNT] = event_infos(EVENT_ROWS, EXPERIMENTAL_ROWS);
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<7>(EVENT_ROWS, 64, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs(&EVENT_INFO_ROWS);
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl PcuCtl {
     /// This value set to count `event`: its event select and extension bit (this box has no unit

@@ -161,10 +161,27 @@ fn metric_literal(m: &Metric, out: &mut String) {
     out.push_str(",\n");
 }
 
-/// Postfix ops as a slice literal, `&[Num(100.0), Event(0), Div]` (the module imports `Op::*`).
+/// Postfix ops as a slice literal, `&[Num(100.0), Event(0), Div]` (the module imports `Op::*`):
+/// on the builder's line where they fit, else one line of at most about 100 columns after
+/// another (Intel's longest formula is 1,200 ops).
 fn ops_literal(ops: &[Op]) -> String {
     let ops: Vec<String> = ops.iter().map(|op| op_literal(*op)).collect();
-    format!("&[{}]", ops.join(", "))
+    let inline = ops.join(", ");
+    if inline.len() <= 60 {
+        return format!("&[{inline}]");
+    }
+    let mut out = String::from("&[");
+    let mut line = String::new();
+    for op in ops {
+        if !line.is_empty() && line.len() + op.len() > 86 {
+            let _ = write!(out, "\n            {}", line.trim_end());
+            line.clear();
+        }
+        line.push_str(&op);
+        line.push_str(", ");
+    }
+    let _ = write!(out, "\n            {}\n        ]", line.trim_end());
+    out
 }
 
 /// A `MetricRead` variant as Rust.

@@ -39,5 +39,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c6", "dram_channel_data_controller_6", "DF"),
             read("c7", "dram_channel_data_controller_7", "DF"),
         ])
-        .formula("(c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Event(4), Add, Event(5), Add,
+            Event(6), Add, Event(7), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
 ];

@@ -32,14 +32,18 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "umc_cas_cmd.rd", "UMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .about("Bytes written to DRAM per second, in MB/s: 64 bytes per CAS command for writes (umc_cas_cmd.wr), summed over the socket's memory controllers.")
         .groups(&["MemoryBW"])
         .reads(&[
             read("a", "umc_cas_cmd.wr", "UMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .about("Bytes read from and written to DRAM per second, in MB/s: 64 bytes per CAS command (umc_cas_cmd.rd and .wr), summed over the socket's memory controllers.")
         .groups(&["MemoryBW"])
@@ -47,7 +51,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("rd", "umc_cas_cmd.rd", "UMC"),
             read("wr", "umc_cas_cmd.wr", "UMC"),
         ])
-        .formula("(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("frontend_bound", "percent", "TMA", Cpu)
         .about("Share of dispatch slots left unused because the front end supplied no ops, of the 8 dispatch slots a cycle (8 x ls_not_halted_cyc).")
         .groups(&["PipelineL1"])
@@ -64,7 +71,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("ret", "ex_ret_ops", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * (disp - ret) / (8 * cycles)", &[Num(100.0), Event(0), Event(1), Sub, Mul, Num(8.0), Event(2), Mul, Div]),
+        .formula("100 * (disp - ret) / (8 * cycles)", &[
+            Num(100.0), Event(0), Event(1), Sub, Mul, Num(8.0), Event(2), Mul, Div,
+        ]),
     metric("backend_bound", "percent", "TMA", Cpu)
         .about("Share of dispatch slots left unused because the back end stalled, of the 8 dispatch slots a cycle (8 x ls_not_halted_cyc).")
         .groups(&["PipelineL1"])
@@ -98,7 +107,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("lat", "de_no_dispatch_per_slot.no_ops_from_frontend", "PMC").cmask(8),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * 8 * lat / (8 * cycles)", &[Num(100.0), Num(8.0), Mul, Event(0), Mul, Num(8.0), Event(1), Mul, Div]),
+        .formula("100 * 8 * lat / (8 * cycles)", &[
+            Num(100.0), Num(8.0), Mul, Event(0), Mul, Num(8.0), Event(1), Mul, Div,
+        ]),
     metric("frontend_bound_by_bandwidth", "percent", "TMA", Cpu)
         .about("Share of dispatch slots lost to front-end bandwidth: the front end's unused slots less those of its latency cycles.")
         .groups(&["PipelineL2", "frontend_bound_group"])
@@ -109,7 +120,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("lat", "de_no_dispatch_per_slot.no_ops_from_frontend", "PMC").cmask(8),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * (a - 8 * lat) / (8 * cycles)", &[Num(100.0), Event(0), Num(8.0), Event(1), Mul, Sub, Mul, Num(8.0), Event(2), Mul, Div]),
+        .formula("100 * (a - 8 * lat) / (8 * cycles)", &[
+            Num(100.0), Event(0), Num(8.0), Event(1), Mul, Sub, Mul, Num(8.0), Event(2), Mul, Div,
+        ]),
     metric("bad_speculation_from_mispredicts", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by ops flushed after branch mispredictions: bad speculation's share in proportion to mispredictions among mispredictions and resyncs.")
         .groups(&["PipelineL2", "bad_speculation_group"])
@@ -122,7 +135,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("resync", "bp_fe_redir.resync", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * (disp - ret) / (8 * cycles) * misp / (misp + resync)", &[Num(100.0), Event(0), Event(1), Sub, Mul, Num(8.0), Event(4), Mul, Div, Event(2), Mul, Event(2), Event(3), Add, Div]),
+        .formula("100 * (disp - ret) / (8 * cycles) * misp / (misp + resync)", &[
+            Num(100.0), Event(0), Event(1), Sub, Mul, Num(8.0), Event(4), Mul, Div, Event(2), Mul,
+            Event(2), Event(3), Add, Div,
+        ]),
     metric("bad_speculation_from_pipeline_restarts", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by ops flushed by pipeline restarts (resyncs): bad speculation's share in proportion to resyncs among mispredictions and resyncs.")
         .groups(&["PipelineL2", "bad_speculation_group"])
@@ -135,7 +151,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("resync", "bp_fe_redir.resync", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * (disp - ret) / (8 * cycles) * resync / (misp + resync)", &[Num(100.0), Event(0), Event(1), Sub, Mul, Num(8.0), Event(4), Mul, Div, Event(3), Mul, Event(2), Event(3), Add, Div]),
+        .formula("100 * (disp - ret) / (8 * cycles) * resync / (misp + resync)", &[
+            Num(100.0), Event(0), Event(1), Sub, Mul, Num(8.0), Event(4), Mul, Div, Event(3), Mul,
+            Event(2), Event(3), Add, Div,
+        ]),
     metric("backend_bound_by_memory", "percent", "TMA", Cpu)
         .about("Share of dispatch slots lost to back-end stalls on memory: the back end's share in proportion to cycles without retirement because a load had not completed.")
         .groups(&["PipelineL2", "backend_bound_group"])
@@ -147,7 +166,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("any", "ex_no_retire.not_complete", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * be / (8 * cycles) * load / any", &[Num(100.0), Event(0), Mul, Num(8.0), Event(3), Mul, Div, Event(1), Mul, Event(2), Div]),
+        .formula("100 * be / (8 * cycles) * load / any", &[
+            Num(100.0), Event(0), Mul, Num(8.0), Event(3), Mul, Div, Event(1), Mul, Event(2), Div,
+        ]),
     metric("backend_bound_by_cpu", "percent", "TMA", Cpu)
         .about("Share of dispatch slots lost to back-end stalls not on memory: the back end's share less its memory part.")
         .groups(&["PipelineL2", "backend_bound_group"])
@@ -159,7 +180,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("any", "ex_no_retire.not_complete", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * be / (8 * cycles) * (1 - load / any)", &[Num(100.0), Event(0), Mul, Num(8.0), Event(3), Mul, Div, Num(1.0), Event(1), Event(2), Div, Sub, Mul]),
+        .formula("100 * be / (8 * cycles) * (1 - load / any)", &[
+            Num(100.0), Event(0), Mul, Num(8.0), Event(3), Mul, Div, Num(1.0), Event(1), Event(2),
+            Div, Sub, Mul,
+        ]),
     metric("retiring_from_fastpath", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by retired ops not from microcode.")
         .groups(&["PipelineL2", "retiring_group"])
@@ -170,7 +194,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("ucode", "ex_ret_ucode_ops", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * ret / (8 * cycles) * (1 - ucode / ret)", &[Num(100.0), Event(0), Mul, Num(8.0), Event(2), Mul, Div, Num(1.0), Event(1), Event(0), Div, Sub, Mul]),
+        .formula("100 * ret / (8 * cycles) * (1 - ucode / ret)", &[
+            Num(100.0), Event(0), Mul, Num(8.0), Event(2), Mul, Div, Num(1.0), Event(1), Event(0),
+            Div, Sub, Mul,
+        ]),
     metric("retiring_from_microcode", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by retired microcode ops.")
         .groups(&["PipelineL2", "retiring_group"])
@@ -181,5 +208,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("ucode", "ex_ret_ucode_ops", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * ret / (8 * cycles) * ucode / ret", &[Num(100.0), Event(0), Mul, Num(8.0), Event(2), Mul, Div, Event(1), Mul, Event(0), Div]),
+        .formula("100 * ret / (8 * cycles) * ucode / ret", &[
+            Num(100.0), Event(0), Mul, Num(8.0), Event(2), Mul, Div, Event(1), Mul, Event(0), Div,
+        ]),
 ];

@@ -112,44 +112,64 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
+            Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("upi_data_transmit_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("pmem_memory_bandwidth_read", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_M_PMM_RPQ_INSERTS", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("pmem_memory_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_M_PMM_WPQ_INSERTS", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("pmem_memory_bandwidth_total", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_M_PMM_RPQ_INSERTS", "IMC"),
             read("b", "UNC_M_PMM_WPQ_INSERTS", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", "IIO"),
@@ -157,7 +177,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", "IIO"),
             read("d", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", "IIO"),
         ])
-        .formula("(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul, Num(1000000.0),
+            Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", "IIO"),
@@ -165,7 +188,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", "IIO"),
             read("d", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", "IIO"),
         ])
-        .formula("(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul, Num(1000000.0),
+            Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("percent_uops_delivered_from_decoded_icache", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -173,7 +199,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (a / (a + b + c + d))", &[Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (a / (a + b + c + d))", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -181,7 +209,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (b / (a + b + c + d))", &[Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (b / (a + b + c + d))", &[
+            Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -189,32 +219,45 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (c / (a + b + c + d))", &[Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (c / (a + b + c + d))", &[
+            Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("llc_miss_local_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("upi_data_receive_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_RxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
         .groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
@@ -238,7 +281,27 @@ pub static METRICS: &[MetricInfo] = &[
             read("r", "DECODE.LCP", "CORE"),
             read("s", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e))", &[Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Num(1.0), Event(5), Event(9), Event(6), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Div, Sub, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Num(4.0), Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Event(5), Event(5), Event(6), Add, Div, Event(11), Mul, Event(4), Div, Mul, Event(12), Num(2.0), Event(13), Mul, Add, Event(4), Div, Event(14), Event(4), Div, Add, Event(11), Event(4), Div, Num(9.0), Event(15), Mul, Event(4), Div, Add, Add, Num(2.0), Event(16), Mul, Event(4), Div, Add, Event(17), Event(4), Div, Add, Event(18), Event(4), Div, Add, Div, Add, Mul])
+        .formula("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e))", &[
+            Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select,
+            Mul, Div, Mul, Num(1.0), Event(5), Event(9), Event(6), Sub, Div, Sub, Mul, Num(0.0001),
+            Max, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select,
+            Mul, Div, Mul, Div, Sub, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1),
+            Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div,
+            Event(8), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3),
+            Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Num(4.0), Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Event(5), Event(5), Event(6), Add, Div, Event(11), Mul, Event(4), Div, Mul, Event(12),
+            Num(2.0), Event(13), Mul, Add, Event(4), Div, Event(14), Event(4), Div, Add, Event(11),
+            Event(4), Div, Num(9.0), Event(15), Mul, Event(4), Div, Add, Add, Num(2.0), Event(16),
+            Mul, Event(4), Div, Add, Event(17), Event(4), Div, Add, Event(18), Event(4), Div, Add,
+            Div, Add, Mul,
+        ])
         .threshold(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
         .groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
@@ -255,7 +318,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "DECODE.LCP", "CORE"),
             read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d / c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)", &[Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Event(3), Event(2), Div, Event(4), Num(2.0), Event(5), Mul, Add, Event(2), Div, Add, Num(9.0), Event(6), Mul, Event(2), Div, Add, Mul, Event(4), Num(2.0), Event(5), Mul, Add, Event(2), Div, Event(3), Event(2), Div, Add, Event(7), Event(2), Div, Num(9.0), Event(6), Mul, Event(2), Div, Add, Add, Num(2.0), Event(8), Mul, Event(2), Div, Add, Event(9), Event(2), Div, Add, Event(10), Event(2), Div, Add, Div])
+        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d / c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)", &[
+            Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Event(3), Event(2), Div,
+            Event(4), Num(2.0), Event(5), Mul, Add, Event(2), Div, Add, Num(9.0), Event(6), Mul,
+            Event(2), Div, Add, Mul, Event(4), Num(2.0), Event(5), Mul, Add, Event(2), Div,
+            Event(3), Event(2), Div, Add, Event(7), Event(2), Div, Num(9.0), Event(6), Mul,
+            Event(2), Div, Add, Add, Num(2.0), Event(8), Mul, Event(2), Div, Add, Event(9),
+            Event(2), Div, Add, Event(10), Event(2), Div, Add, Div,
+        ])
         .threshold(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
         .groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
@@ -285,7 +356,62 @@ pub static METRICS: &[MetricInfo] = &[
             read("w", "FP_ASSIST.ANY", "CORE"),
             read("x", "OTHER_ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g + h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(1.0), Num(10.0), Event(3), Event(4), Div, Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Event(6), Event(6), Event(7), Add, Div, Event(4), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div, Event(9), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Num(1.0), Event(6), Event(10), Event(7), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(6), Event(6), Event(7), Add, Div, Event(4), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div, Event(9), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Div, Sub, Num(4.0), Event(11), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Event(6), Event(6), Event(7), Add, Div, Event(12), Mul, Event(2), Div, Mul, Event(13), Num(2.0), Event(14), Mul, Add, Event(2), Div, Event(15), Event(2), Div, Add, Event(12), Event(2), Div, Num(9.0), Event(16), Mul, Event(2), Div, Add, Add, Num(2.0), Event(17), Mul, Event(2), Div, Add, Event(18), Event(2), Div, Add, Event(19), Event(2), Div, Add, Div, Sub, Event(3), Event(4), Div, Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(20), Add, Event(21), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Div, Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Event(4), Div, Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Div, Num(34.0), Event(22), Event(23), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Div, Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Div, Mul, Num(4.0), Event(11), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Num(2.0), Event(17), Mul, Event(2), Div, Event(12), Event(2), Div, Num(9.0), Event(16), Mul, Event(2), Div, Add, Num(1.0), Event(6), Event(6), Event(7), Add, Div, Sub, Event(12), Mul, Event(2), Div, Event(6), Event(6), Event(7), Add, Div, Event(12), Mul, Event(2), Div, Num(10.0), Event(3), Event(4), Div, Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Event(6), Event(6), Event(7), Add, Div, Event(4), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div, Event(9), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Num(1.0), Event(6), Event(10), Event(7), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(6), Event(6), Event(7), Add, Div, Event(4), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div, Event(9), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Div, Mul, Add, Mul, Event(6), Event(6), Event(7), Add, Div, Event(12), Mul, Event(2), Div, Num(1.0), Event(6), Event(6), Event(7), Add, Div, Sub, Event(12), Mul, Event(2), Div, Add, Num(9.0), Event(16), Mul, Event(2), Div, Add, Div, Add, Mul, Event(13), Num(2.0), Event(14), Mul, Add, Event(2), Div, Event(15), Event(2), Div, Add, Event(12), Event(2), Div, Num(9.0), Event(16), Mul, Event(2), Div, Add, Add, Num(2.0), Event(17), Mul, Event(2), Div, Add, Event(18), Event(2), Div, Add, Event(19), Event(2), Div, Add, Div, Sub, Mul, Num(100.0), Num(4.0), Event(11), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Event(15), Event(2), Div, Event(13), Num(2.0), Event(14), Mul, Add, Event(2), Div, Add, Num(9.0), Event(16), Mul, Event(2), Div, Add, Mul, Event(13), Num(2.0), Event(14), Mul, Add, Event(2), Div, Event(15), Event(2), Div, Add, Event(12), Event(2), Div, Num(9.0), Event(16), Mul, Event(2), Div, Add, Add, Num(2.0), Event(17), Mul, Event(2), Div, Add, Event(18), Event(2), Div, Add, Event(19), Event(2), Div, Add, Div, Sub])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g + h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Num(1.0), Num(10.0), Event(3), Event(4), Div,
+            Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Mul, Div, Mul, Event(6), Event(6), Event(7), Add, Div, Event(4),
+            Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div,
+            Event(9), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Num(1.0), Event(6), Event(10),
+            Event(7), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(6), Event(6), Event(7), Add,
+            Div, Event(4), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(8),
+            Num(2.0), Div, Event(9), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Div, Sub, Num(4.0),
+            Event(11), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Mul, Div, Mul, Event(6), Event(6), Event(7), Add, Div, Event(12),
+            Mul, Event(2), Div, Mul, Event(13), Num(2.0), Event(14), Mul, Add, Event(2), Div,
+            Event(15), Event(2), Div, Add, Event(12), Event(2), Div, Num(9.0), Event(16), Mul,
+            Event(2), Div, Add, Add, Num(2.0), Event(17), Mul, Event(2), Div, Add, Event(18),
+            Event(2), Div, Add, Event(19), Event(2), Div, Add, Div, Sub, Event(3), Event(4), Div,
+            Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Mul, Div, Event(3), Event(20), Add, Event(21), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Event(3), Event(4), Div, Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Event(4), Div,
+            Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Mul, Div, Add, Div, Num(34.0), Event(22), Event(23), Add, Mul,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Event(3), Event(4), Div, Event(5), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Div, Mul, Num(4.0), Event(11), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Num(2.0), Event(17), Mul,
+            Event(2), Div, Event(12), Event(2), Div, Num(9.0), Event(16), Mul, Event(2), Div, Add,
+            Num(1.0), Event(6), Event(6), Event(7), Add, Div, Sub, Event(12), Mul, Event(2), Div,
+            Event(6), Event(6), Event(7), Add, Div, Event(12), Mul, Event(2), Div, Num(10.0),
+            Event(3), Event(4), Div, Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Event(6), Event(6), Event(7),
+            Add, Div, Event(4), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(8), Num(2.0), Div, Event(9), Select, Mul, Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Mul, Num(1.0), Event(6), Event(10), Event(7), Sub, Div, Sub, Mul, Num(0.0001), Max,
+            Mul, Event(6), Event(6), Event(7), Add, Div, Event(4), Event(3), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div, Event(9), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Mul, Div, Mul, Add, Mul, Event(6), Event(6), Event(7), Add, Div, Event(12),
+            Mul, Event(2), Div, Num(1.0), Event(6), Event(6), Event(7), Add, Div, Sub, Event(12),
+            Mul, Event(2), Div, Add, Num(9.0), Event(16), Mul, Event(2), Div, Add, Div, Add, Mul,
+            Event(13), Num(2.0), Event(14), Mul, Add, Event(2), Div, Event(15), Event(2), Div, Add,
+            Event(12), Event(2), Div, Num(9.0), Event(16), Mul, Event(2), Div, Add, Add, Num(2.0),
+            Event(17), Mul, Event(2), Div, Add, Event(18), Event(2), Div, Add, Event(19), Event(2),
+            Div, Add, Div, Sub, Mul, Num(100.0), Num(4.0), Event(11), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Mul, Event(15), Event(2), Div, Event(13), Num(2.0), Event(14), Mul, Add, Event(2), Div,
+            Add, Num(9.0), Event(16), Mul, Event(2), Div, Add, Mul, Event(13), Num(2.0), Event(14),
+            Mul, Add, Event(2), Div, Event(15), Event(2), Div, Add, Event(12), Event(2), Div,
+            Num(9.0), Event(16), Mul, Event(2), Div, Add, Add, Num(2.0), Event(17), Mul, Event(2),
+            Div, Add, Event(18), Event(2), Div, Add, Event(19), Event(2), Div, Add, Div, Sub,
+        ])
         .threshold(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Compute_Bound_Est", "", "TMA", Cpu)
         .groups(&["BvCB", "Cor"])
@@ -309,7 +435,55 @@ pub static METRICS: &[MetricInfo] = &[
             read("q", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("r", "UOPS_EXECUTED.CORE_CYCLES_GE_2", "CORE"),
         ])
-        .formula("100 * ((1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c))))", &[Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(6), Event(7), Add, Event(8), Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(7), Add, Div, Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul, Sub, Event(12), Event(2), Div, Mul, Event(12), Event(2), Div, Event(13), Event(2), Div, Add, Event(12), Event(8), Event(6), Sub, Lt, Event(14), Event(2), Div, Event(2), Mul, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(2), Div, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2), Div, Select, Add, Div, Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(6), Event(7), Add, Event(8), Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(7), Add, Div, Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul, Sub, Event(12), Event(8), Event(6), Sub, Lt, Event(14), Event(2), Div, Event(2), Mul, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(2), Div, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2), Div, Select, Event(12), Event(2), Div, Event(13), Event(2), Div, Add, Event(12), Event(8), Event(6), Sub, Lt, Event(14), Event(2), Div, Event(2), Mul, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(2), Div, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2), Div, Select, Add, Div, Mul, Const(Constant::HyperthreadingOn), Event(15), Num(2.0), Div, Event(15), Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Event(14), Event(2), Div, Const(Constant::HyperthreadingOn), Event(16), Event(17), Sub, Num(2.0), Div, Event(9), Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Add, Const(Constant::HyperthreadingOn), Event(17), Event(15), Sub, Num(2.0), Div, Event(11), Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Add, Const(Constant::HyperthreadingOn), Event(15), Num(2.0), Div, Event(15), Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Add, Div, Mul, Add, Mul])
+        .formula("100 * ((1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c))))", &[
+            Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Sub, Event(6), Event(7), Add, Event(8), Event(9), Event(10), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Event(11), Mul, Add, Add, Event(7), Add, Div, Num(1.0), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div,
+            Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul, Sub, Event(12), Event(2), Div,
+            Mul, Event(12), Event(2), Div, Event(13), Event(2), Div, Add, Event(12), Event(8),
+            Event(6), Sub, Lt, Event(14), Event(2), Div, Event(2), Mul, Event(9), Event(10),
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Event(11), Mul, Add, Add, Event(2), Div, Event(9), Event(10), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Event(11), Mul, Add, Event(2), Div, Select, Add, Div, Num(1.0), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div,
+            Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(6), Event(7), Add, Event(8),
+            Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(7), Add, Div,
+            Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Sub, Mul, Sub, Event(12), Event(8), Event(6), Sub, Lt, Event(14), Event(2),
+            Div, Event(2), Mul, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add,
+            Event(2), Div, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2),
+            Div, Select, Event(12), Event(2), Div, Event(13), Event(2), Div, Add, Event(12),
+            Event(8), Event(6), Sub, Lt, Event(14), Event(2), Div, Event(2), Mul, Event(9),
+            Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(2), Div, Event(9),
+            Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2), Div, Select, Add, Div, Mul,
+            Const(Constant::HyperthreadingOn), Event(15), Num(2.0), Div, Event(15), Select,
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
+            Event(14), Event(2), Div, Const(Constant::HyperthreadingOn), Event(16), Event(17), Sub,
+            Num(2.0), Div, Event(9), Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Div, Add, Const(Constant::HyperthreadingOn), Event(17),
+            Event(15), Sub, Num(2.0), Div, Event(11), Select, Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Div, Add, Const(Constant::HyperthreadingOn),
+            Event(15), Num(2.0), Div, Event(15), Select, Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Div, Add, Div, Mul, Add, Mul,
+        ])
         .threshold(&["Bottleneck_Compute_Bound_Est"], "Bottleneck_Compute_Bound_Est > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Irregular_Overhead", "", "TMA", Cpu)
         .groups(&["Bad", "BvIO", "Cor", "Ret"])
@@ -349,7 +523,118 @@ pub static METRICS: &[MetricInfo] = &[
             read("y", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("z", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
         ])
-        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n + o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9 * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e))))", &[Num(100.0), Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(0), Event(13), Add, Event(14), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Add, Div, Num(34.0), Event(15), Event(16), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Div, Mul, Num(4.0), Event(17), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Num(2.0), Event(18), Mul, Event(12), Div, Event(19), Event(12), Div, Num(9.0), Event(20), Mul, Event(12), Div, Add, Num(1.0), Event(21), Event(21), Event(22), Add, Div, Sub, Event(19), Mul, Event(12), Div, Event(21), Event(21), Event(22), Add, Div, Event(19), Mul, Event(12), Div, Num(10.0), Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Num(1.0), Event(21), Event(25), Event(22), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Div, Mul, Add, Mul, Event(21), Event(21), Event(22), Add, Div, Event(19), Mul, Event(12), Div, Num(1.0), Event(21), Event(21), Event(22), Add, Div, Sub, Event(19), Mul, Event(12), Div, Add, Num(9.0), Event(20), Mul, Event(12), Div, Add, Div, Add, Mul, Event(26), Num(2.0), Event(27), Mul, Add, Event(12), Div, Event(28), Event(12), Div, Add, Event(19), Event(12), Div, Num(9.0), Event(20), Mul, Event(12), Div, Add, Add, Num(2.0), Event(18), Mul, Event(12), Div, Add, Event(29), Event(12), Div, Add, Event(30), Event(12), Div, Add, Div, Num(10.0), Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Num(1.0), Event(21), Event(25), Event(22), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Div, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Mul, Add, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Sub, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Sub, Num(1.0), Event(31), Event(22), Div, Sub, Mul, Num(0.0001), Max, Mul, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Sub, Num(1.0), Event(31), Event(22), Div, Sub, Mul, Num(0.0001), Max, Div, Add, Num(1.0), Event(32), Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(33), Event(1), Add, Event(2), Event(3), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(4), Mul, Add, Add, Event(1), Add, Div, Num(1.0), Event(32), Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Mul, Sub, Event(5), Event(12), Div, Num(1.0), Event(32), Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(33), Event(1), Add, Event(2), Event(3), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(4), Mul, Add, Add, Event(1), Add, Div, Num(1.0), Event(32), Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Mul, Sub, Event(6), Mul, Event(12), Div, Event(7), Event(12), Div, Mul, Add, Mul, Event(8), Event(12), Div, Event(5), Event(12), Div, Add, Event(8), Event(2), Event(33), Sub, Lt, Event(7), Event(12), Div, Event(12), Mul, Event(3), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(4), Mul, Add, Add, Event(12), Div, Event(3), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(4), Mul, Add, Event(12), Div, Select, Add, Div, Add, Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(0), Event(13), Add, Event(14), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Add, Div, Num(34.0), Event(15), Event(16), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Div, Mul, Event(0), Event(13), Add, Event(14), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Add, Mul])
+        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n + o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9 * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e))))", &[
+            Num(100.0), Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Event(0), Event(13), Add, Event(14), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Sub, Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Add, Div, Num(34.0), Event(15), Event(16), Add, Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Div, Mul, Num(4.0), Event(17), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Num(2.0), Event(18), Mul,
+            Event(12), Div, Event(19), Event(12), Div, Num(9.0), Event(20), Mul, Event(12), Div,
+            Add, Num(1.0), Event(21), Event(21), Event(22), Add, Div, Sub, Event(19), Mul,
+            Event(12), Div, Event(21), Event(21), Event(22), Add, Div, Event(19), Mul, Event(12),
+            Div, Num(10.0), Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Mul, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul,
+            Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12),
+            Select, Mul, Div, Mul, Num(1.0), Event(21), Event(25), Event(22), Sub, Div, Sub, Mul,
+            Num(0.0001), Max, Mul, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0),
+            Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24),
+            Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0),
+            Div, Event(12), Select, Mul, Div, Mul, Div, Mul, Add, Mul, Event(21), Event(21),
+            Event(22), Add, Div, Event(19), Mul, Event(12), Div, Num(1.0), Event(21), Event(21),
+            Event(22), Add, Div, Sub, Event(19), Mul, Event(12), Div, Add, Num(9.0), Event(20),
+            Mul, Event(12), Div, Add, Div, Add, Mul, Event(26), Num(2.0), Event(27), Mul, Add,
+            Event(12), Div, Event(28), Event(12), Div, Add, Event(19), Event(12), Div, Num(9.0),
+            Event(20), Mul, Event(12), Div, Add, Add, Num(2.0), Event(18), Mul, Event(12), Div,
+            Add, Event(29), Event(12), Div, Add, Event(30), Event(12), Div, Add, Div, Num(10.0),
+            Event(0), Event(9), Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Mul, Event(21), Event(21),
+            Event(22), Add, Div, Event(9), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul,
+            Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12),
+            Select, Mul, Div, Mul, Num(1.0), Event(21), Event(25), Event(22), Sub, Div, Sub, Mul,
+            Num(0.0001), Max, Mul, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0),
+            Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24),
+            Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0),
+            Div, Event(12), Select, Mul, Div, Mul, Div, Event(21), Event(21), Event(22), Add, Div,
+            Event(9), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(23),
+            Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Mul, Mul, Add, Event(9), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul,
+            Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12),
+            Select, Mul, Div, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24),
+            Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0),
+            Div, Event(12), Select, Mul, Div, Mul, Sub, Event(9), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul,
+            Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12),
+            Select, Mul, Div, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24),
+            Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0),
+            Div, Event(12), Select, Mul, Div, Mul, Sub, Num(1.0), Event(31), Event(22), Div, Sub,
+            Mul, Num(0.0001), Max, Mul, Event(9), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul,
+            Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12),
+            Select, Mul, Div, Event(21), Event(21), Event(22), Add, Div, Event(9), Event(0), Sub,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24),
+            Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0),
+            Div, Event(12), Select, Mul, Div, Mul, Sub, Num(1.0), Event(31), Event(22), Div, Sub,
+            Mul, Num(0.0001), Max, Div, Add, Num(1.0), Event(32), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0),
+            Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(33), Event(1), Add,
+            Event(2), Event(3), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(11),
+            Num(2.0), Div, Event(12), Select, Mul, Div, Event(4), Mul, Add, Add, Event(1), Add,
+            Div, Num(1.0), Event(32), Num(4.0), Const(Constant::HyperthreadingOn), Event(11),
+            Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Event(9), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(23), Num(2.0), Div, Event(24), Select, Mul,
+            Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12),
+            Select, Mul, Div, Sub, Mul, Sub, Event(5), Event(12), Div, Num(1.0), Event(32),
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12),
+            Select, Mul, Div, Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(23), Num(2.0), Div, Event(24), Select, Mul, Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Sub, Event(33), Event(1), Add, Event(2), Event(3), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Event(4), Mul, Add, Add, Event(1), Add, Div, Num(1.0), Event(32), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn), Event(23), Num(2.0),
+            Div, Event(24), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(11), Num(2.0), Div, Event(12), Select, Mul, Div, Sub, Mul, Sub, Event(6), Mul,
+            Event(12), Div, Event(7), Event(12), Div, Mul, Add, Mul, Event(8), Event(12), Div,
+            Event(5), Event(12), Div, Add, Event(8), Event(2), Event(33), Sub, Lt, Event(7),
+            Event(12), Div, Event(12), Mul, Event(3), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Event(4), Mul, Add, Add, Event(12), Div, Event(3), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Event(4), Mul, Add, Event(12), Div, Select, Add, Div, Add, Event(0), Event(9),
+            Div, Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(11), Num(2.0),
+            Div, Event(12), Select, Mul, Div, Event(0), Event(13), Add, Event(14), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Sub, Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Add, Div, Num(34.0), Event(15), Event(16), Add, Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Div, Mul, Event(0), Event(13), Add, Event(14), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
+            Div, Mul, Add, Mul,
+        ])
         .threshold(&["Bottleneck_Irregular_Overhead"], "Bottleneck_Irregular_Overhead > 10", &[Event(0), Num(10.0), Gt]),
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
         .groups(&["BvBO", "Ret"])
@@ -360,7 +645,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + 2 * b + c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul])
+        .formula("100 * ((a + 2 * b + c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+            Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
         .groups(&["BvUW", "Ret"])
@@ -378,7 +667,24 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "FP_ASSIST.ANY", "CORE"),
             read("l", "OTHER_ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Num(2.0), Event(4), Mul, Add, Event(5), Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(0), Event(6), Div, Event(7), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(8), Add, Event(9), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(6), Div, Event(7), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(0), Event(6), Div, Event(7), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Div, Num(34.0), Event(10), Event(11), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(6), Div, Event(7), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Div, Mul, Event(0), Event(8), Add, Event(9), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Sub, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(3), Num(2.0), Event(4), Mul, Add, Event(5), Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Sub, Event(0), Event(6), Div, Event(7), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Event(0), Event(8), Add, Event(9), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(6), Div, Event(7),
+            Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2),
+            Select, Mul, Div, Sub, Event(0), Event(6), Div, Event(7), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Add, Div, Num(34.0), Event(10), Event(11), Add, Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Event(0), Event(6), Div, Event(7), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Div, Mul, Event(0), Event(8), Add,
+            Event(9), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Mul, Div, Mul, Sub, Mul,
+        ])
         .threshold(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
@@ -387,7 +693,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Mul,
+        ])
         .threshold(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
     metric("Fetch_Latency", "percent", "TMA", Cpu)
         .groups(&["Frontend", "TmaL2"])
@@ -398,7 +707,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul,
+        ])
         .threshold(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
@@ -409,8 +721,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + 2 * b) / c)", &[Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Div, Mul])
-        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * ((a + 2 * b) / c)", &[
+            Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Div, Mul,
+        ])
+        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
         .level(3)
@@ -420,7 +736,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Hit", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(4)
@@ -430,8 +748,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
         ])
-        .formula("100 * max(0, a / b - c / b)", &[Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul])
-        .threshold(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * max(0, a / b - c / b)", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
+        ])
+        .threshold(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Miss", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(4)
@@ -441,7 +764,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .threshold(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Miss_4K", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(5)
@@ -452,8 +778,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul])
-        .threshold(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b * c / (c + d))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
+        ])
+        .threshold(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(5)
@@ -464,8 +795,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul])
-        .threshold(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b * c / (d + c))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
+        ])
+        .threshold(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
+        ]),
     metric("Branch_Resteers", "percent", "TMA", Cpu)
         .groups(&["FetchLat"])
         .level(3)
@@ -475,8 +811,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("100 * (a / b + 9 * c / b)", &[Num(100.0), Event(0), Event(1), Div, Num(9.0), Event(2), Mul, Event(1), Div, Add, Mul])
-        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b + 9 * c / b)", &[
+            Num(100.0), Event(0), Event(1), Div, Num(9.0), Event(2), Mul, Event(1), Div, Add, Mul,
+        ])
+        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Mispredicts_Resteers", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BrMispredicts", "BvMP"])
         .level(4)
@@ -487,8 +827,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * c / d)", &[Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Mul, Event(3), Div, Mul])
-        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * (a / (a + b) * c / d)", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Mul, Event(3), Div, Mul,
+        ])
+        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Clears_Resteers", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "MachineClears"])
         .level(4)
@@ -499,8 +844,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((1 - a / (a + b)) * c / d)", &[Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Div, Sub, Event(2), Mul, Event(3), Div, Mul])
-        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * ((1 - a / (a + b)) * c / d)", &[
+            Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Div, Sub, Event(2), Mul,
+            Event(3), Div, Mul,
+        ])
+        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Unknown_Branches", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat"])
         .level(4)
@@ -510,7 +861,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("MS_Switches", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MicroSeq"])
         .level(3)
@@ -520,7 +874,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (2 * a / b)", &[Num(100.0), Num(2.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("LCP", "percent", "TMA", Cpu)
         .groups(&["FetchLat"])
         .level(3)
@@ -530,7 +886,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("DSB_Switches", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchLat"])
         .level(3)
@@ -540,7 +898,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Fetch_Bandwidth", "percent", "TMA", Cpu)
         .groups(&["FetchBW", "Frontend", "TmaL2"])
         .level(2)
@@ -551,7 +911,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Mul,
+        ])
         .threshold(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
     metric("MITE", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchBW"])
@@ -563,7 +928,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul])
+        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
         .threshold(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Decoder0_Alone", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchBW"])
@@ -575,8 +943,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul])
-        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
+        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("DSB", "percent", "TMA", Cpu)
         .groups(&["DSB", "FetchBW"])
         .level(3)
@@ -587,7 +960,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul])
+        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
         .threshold(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .groups(&["TmaL1"])
@@ -599,7 +975,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul])
+        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+            Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
@@ -615,7 +996,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select, Mul, Div, Mul, Mul])
+        .formula("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select,
+            Mul, Div, Mul, Mul,
+        ])
         .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BvIO", "BrMispredicts"])
@@ -632,8 +1018,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
         ])
-        .formula("100 * max(a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i - b)), 0.0001)", &[Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select, Mul, Div, Mul, Num(1.0), Event(0), Event(8), Event(1), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul])
-        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * max(a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i - b)), 0.0001)", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select,
+            Mul, Div, Mul, Num(1.0), Event(0), Event(8), Event(1), Sub, Div, Sub, Mul, Num(0.0001),
+            Max, Mul,
+        ])
+        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
         .level(2)
@@ -648,7 +1042,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("h", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Event(6), Event(6), Event(7), Add, Div, Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul, Sub, Mul])
+        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[
+            Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Event(6), Event(6), Event(7), Add, Div, Event(0), Event(1), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select,
+            Mul, Div, Mul, Sub, Mul,
+        ])
         .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Nukes", "percent", "TMA", Cpu)
         .groups(&["BvIO", "Machine_Clears"])
@@ -665,8 +1067,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "MACHINE_CLEARS.COUNT", "CORE"),
             read("i", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
         ])
-        .formula("100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h), 0.0001)", &[Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Event(6), Event(6), Event(7), Add, Div, Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul, Sub, Num(1.0), Event(8), Event(7), Div, Sub, Mul, Num(0.0001), Max, Mul])
-        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h), 0.0001)", &[
+            Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Event(6), Event(6), Event(7), Add, Div, Event(0), Event(1), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select,
+            Mul, Div, Mul, Sub, Num(1.0), Event(8), Event(7), Div, Sub, Mul, Num(0.0001), Max, Mul,
+        ])
+        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .groups(&["BvOB", "TmaL1"])
         .reads(&[
@@ -677,7 +1089,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
             read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul])
+        .formula("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Sub, Mul,
+        ])
         .threshold(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
     metric("Memory_Bound", "percent", "TMA", Cpu)
         .groups(&["Backend", "TmaL2"])
@@ -697,7 +1115,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
             read("l", "INT_MISC.RECOVERY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((a + b) / (c + (d + e / (4 * (f / 2 if HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) - (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Div, Event(7), Mul, Add, Add, Event(1), Add, Div, Num(1.0), Event(8), Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Div, Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div, Event(11), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Div, Sub, Mul, Mul])
+        .formula("100 * ((a + b) / (c + (d + e / (4 * (f / 2 if HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) - (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Div,
+            Event(7), Mul, Add, Add, Event(1), Add, Div, Num(1.0), Event(8), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Div,
+            Sub, Event(9), Num(4.0), Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div,
+            Event(11), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(5),
+            Num(2.0), Div, Event(6), Select, Mul, Div, Sub, Mul, Mul,
+        ])
         .threshold(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("L1_Bound", "percent", "TMA", Cpu)
         .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
@@ -708,8 +1134,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * max((a - b) / c, 0)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul])
-        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * max((a - b) / c, 0)", &[
+            Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
+        ])
+        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("DTLB_Load", "percent", "TMA", Cpu)
         .groups(&["BvMT", "MemoryTLB"])
         .level(4)
@@ -721,8 +1151,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(9 * a + b, max(c - d, 0)) / e)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0), Max, Min, Event(4), Div, Mul])
-        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(9 * a + b, max(c - d, 0)) / e)", &[
+            Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
+            Max, Min, Event(4), Div, Mul,
+        ])
+        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Load_STLB_Hit", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -734,8 +1170,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0), Max, Min, Event(4), Div, Event(1), Event(4), Div, Sub, Mul])
-        .threshold(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)", &[
+            Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
+            Max, Min, Event(4), Div, Event(1), Event(4), Div, Sub, Mul,
+        ])
+        .threshold(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Load_STLB_Miss", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -745,7 +1187,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .threshold(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Load_STLB_Miss_4K", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -757,8 +1202,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d + e))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4), Add, Div, Mul])
-        .threshold(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b * c / (c + d + e))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
+            Add, Div, Mul,
+        ])
+        .threshold(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Load_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -770,8 +1222,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c + e))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4), Add, Div, Mul])
-        .threshold(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b * c / (d + c + e))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
+            Add, Div, Mul,
+        ])
+        .threshold(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Load_STLB_Miss_1G", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -783,8 +1242,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + e + c))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2), Add, Div, Mul])
-        .threshold(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b * c / (d + e + c))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
+            Add, Div, Mul,
+        ])
+        .threshold(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Store_Fwd_Blk", "percent", "TMA", Cpu)
         .level(4)
         .parent("L1_Bound")
@@ -793,7 +1259,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("L1_Latency_Dependency", "percent", "TMA", Cpu)
         .groups(&["BvML", "MemoryLat"])
         .level(4)
@@ -806,8 +1275,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul, Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul])
-        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
+            Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
+            Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul,
+        ])
+        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Lock_Latency", "percent", "TMA", Cpu)
         .groups(&["LockCont", "Offcore"])
         .level(4)
@@ -820,8 +1295,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("f", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((12 * max(0, a - b) + a / c * (11 * d + min(e, f))) / e)", &[Num(100.0), Num(12.0), Num(0.0), Event(0), Event(1), Sub, Max, Mul, Event(0), Event(2), Div, Num(11.0), Event(3), Mul, Event(4), Event(5), Min, Add, Mul, Add, Event(4), Div, Mul])
-        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((12 * max(0, a - b) + a / c * (11 * d + min(e, f))) / e)", &[
+            Num(100.0), Num(12.0), Num(0.0), Event(0), Event(1), Sub, Max, Mul, Event(0), Event(2),
+            Div, Num(11.0), Event(3), Mul, Event(4), Event(5), Min, Add, Mul, Add, Event(4), Div,
+            Mul,
+        ])
+        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Split_Loads", "percent", "TMA", Cpu)
         .level(4)
         .parent("L1_Bound")
@@ -832,7 +1314,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "LD_BLOCKS.NO_SR", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul])
+        .formula("100 * (a / (b + c) * d / e)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
+        ])
         .threshold(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
     metric("4K_Aliasing", "percent", "TMA", Cpu)
         .level(4)
@@ -853,7 +1337,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul])
+        .formula("100 * (a / (b + c) * d / e)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
+        ])
         .threshold(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
     metric("L2_Bound", "percent", "TMA", Cpu)
         .groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
@@ -868,8 +1354,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[Num(100.0), Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(3), Add, Div, Event(4), Event(5), Sub, Event(6), Div, Mul, Mul])
-        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[
+            Num(100.0), Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(0), Num(1.0),
+            Event(1), Event(2), Div, Add, Mul, Event(3), Add, Div, Event(4), Event(5), Sub,
+            Event(6), Div, Mul, Mul,
+        ])
+        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("L3_Bound", "percent", "TMA", Cpu)
         .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
         .level(3)
@@ -880,7 +1372,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("SQ_Full", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW", "Offcore"])
         .level(4)
@@ -890,8 +1384,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0), Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
-        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
+            Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div, Mul,
+        ])
+        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("DRAM_Bound", "percent", "TMA", Cpu)
         .groups(&["MemoryBound", "TmaL3mem"])
         .level(3)
@@ -906,8 +1407,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("h", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
         ])
-        .formula("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Sub, Event(1), Div, Add, Event(4), Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(4), Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(7), Add, Div, Event(2), Event(3), Sub, Event(1), Div, Mul, Sub, Mul])
-        .threshold(&["DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Sub, Event(1), Div, Add,
+            Event(4), Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(4), Num(1.0), Event(5),
+            Event(6), Div, Add, Mul, Event(7), Add, Div, Event(2), Event(3), Sub, Event(1), Div,
+            Mul, Sub, Mul,
+        ])
+        .threshold(&["DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("MEM_Bandwidth", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW", "Offcore"])
         .level(4)
@@ -917,7 +1425,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
         .formula("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
-        .threshold(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("MEM_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "MemoryLat", "Offcore"])
         .level(4)
@@ -927,8 +1438,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0), Div, Sub, Mul])
-        .threshold(&["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[
+            Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
+            Div, Sub, Mul,
+        ])
+        .threshold(&["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Bound", "percent", "TMA", Cpu)
         .groups(&["MemoryBound", "TmaL3mem"])
         .level(3)
@@ -938,7 +1455,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
         .level(4)
@@ -950,8 +1469,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((a * 11 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[Num(100.0), Event(0), Num(11.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul, Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3), Div, Mul])
-        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a * 11 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
+            Num(100.0), Event(0), Num(11.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
+            Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3),
+            Div, Mul,
+        ])
+        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Split_Stores", "percent", "TMA", Cpu)
         .level(4)
         .parent("Store_Bound")
@@ -960,8 +1486,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
-        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
+        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("DTLB_Store", "percent", "TMA", Cpu)
         .groups(&["BvMT", "MemoryTLB"])
         .level(4)
@@ -972,8 +1504,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d))", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Mul])
-        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d))", &[
+            Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
+            Event(2), Num(2.0), Div, Event(3), Select, Div, Mul,
+        ])
+        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Store_STLB_Hit", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -984,8 +1522,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d) - b / (c / 2 if HYPERTHREADING_ON else d))", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Event(1), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Sub, Mul])
-        .threshold(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d) - b / (c / 2 if HYPERTHREADING_ON else d))", &[
+            Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
+            Event(2), Num(2.0), Div, Event(3), Select, Div, Event(1),
+            Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Sub,
+            Mul,
+        ])
+        .threshold(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Store_STLB_Miss", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -995,8 +1541,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
-        .threshold(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
+        .threshold(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Store_STLB_Miss_4K", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1009,8 +1561,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (d + e + f))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul])
-        .threshold(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul,
+        ])
+        .threshold(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Store_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1023,8 +1582,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + d + f))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul])
-        .threshold(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul,
+        ])
+        .threshold(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Store_STLB_Miss_1G", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1037,8 +1603,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + f + d))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul])
-        .threshold(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul,
+        ])
+        .threshold(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Core_Bound", "percent", "TMA", Cpu)
         .groups(&["Backend", "TmaL2", "Compute"])
         .level(2)
@@ -1057,7 +1630,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("l", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
         ])
-        .formula("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(6), Event(7), Add, Event(8), Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(7), Add, Div, Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul, Sub, Mul])
+        .formula("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
+            Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Sub, Event(6), Event(7), Add, Event(8), Event(9), Event(10), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Event(11), Mul, Add, Add, Event(7), Add, Div, Num(1.0), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div,
+            Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul, Sub, Mul,
+        ])
         .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Divider", "percent", "TMA", Cpu)
         .groups(&["BvCB"])
@@ -1068,7 +1653,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Serializing_Operation", "percent", "TMA", Cpu)
         .groups(&["BvIO", "PortsUtil"])
         .level(3)
@@ -1078,7 +1665,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Slow_Pause", "percent", "TMA", Cpu)
         .level(4)
         .parent("Serializing_Operation")
@@ -1087,7 +1676,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (40 * a / b)", &[Num(100.0), Num(40.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilization", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(3)
@@ -1103,8 +1695,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
             read("i", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
         ])
-        .formula("100 * ((a / b * b + (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f) / b)", &[Num(100.0), Event(6), Event(7), Event(8), Sub, Lt, Event(0), Event(1), Div, Event(1), Mul, Event(2), Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(1), Select, Mul, Div, Event(5), Mul, Add, Add, Event(1), Div, Event(2), Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(1), Select, Mul, Div, Event(5), Mul, Add, Event(1), Div, Select, Mul])
-        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * ((a / b * b + (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f) / b)", &[
+            Num(100.0), Event(6), Event(7), Event(8), Sub, Lt, Event(0), Event(1), Div, Event(1),
+            Mul, Event(2), Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4),
+            Num(2.0), Div, Event(1), Select, Mul, Div, Event(5), Mul, Add, Add, Event(1), Div,
+            Event(2), Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0),
+            Div, Event(1), Select, Mul, Div, Event(5), Mul, Add, Event(1), Div, Select, Mul,
+        ])
+        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_0", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(4)
@@ -1114,7 +1714,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Mixing_Vectors", "percent", "TMA", Cpu)
         .level(5)
         .parent("Ports_Utilized_0")
@@ -1135,8 +1738,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div, Event(2), Select, Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Div, Mul])
-        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
+            Event(2), Select, Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4),
+            Select, Div, Mul,
+        ])
+        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_2", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(4)
@@ -1148,8 +1758,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div, Event(2), Select, Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Div, Mul])
-        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
+            Event(2), Select, Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4),
+            Select, Div, Mul,
+        ])
+        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_3m", "percent", "TMA", Cpu)
         .groups(&["BvCB", "PortsUtil"])
         .level(4)
@@ -1159,8 +1776,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0), Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
-        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
+            Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div, Mul,
+        ])
+        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("ALU_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
         .parent("Ports_Utilized_3m")
@@ -1172,7 +1796,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
     metric("Port_0", "percent", "TMA", Cpu)
         .groups(&["Compute"])
@@ -1183,7 +1811,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_1", "percent", "TMA", Cpu)
         .level(6)
@@ -1193,7 +1824,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_5", "percent", "TMA", Cpu)
         .level(6)
@@ -1203,7 +1837,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_6", "percent", "TMA", Cpu)
         .level(6)
@@ -1213,7 +1850,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Load_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
@@ -1226,7 +1866,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Sub, Num(2.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Sub, Num(2.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_2", "percent", "TMA", Cpu)
         .level(6)
@@ -1236,7 +1880,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_2"], "Port_2 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_3", "percent", "TMA", Cpu)
         .level(6)
@@ -1246,7 +1893,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_3"], "Port_3 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Store_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
@@ -1256,7 +1906,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_4", "percent", "TMA", Cpu)
         .level(6)
@@ -1266,7 +1919,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_4"], "Port_4 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_7", "percent", "TMA", Cpu)
         .level(6)
@@ -1276,7 +1932,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_7"], "Port_7 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Retiring", "percent", "TMA", Cpu)
         .groups(&["BvUW", "TmaL1"])
@@ -1285,7 +1944,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Mul,
+        ])
         .threshold(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
     metric("Light_Operations", "percent", "TMA", Cpu)
         .groups(&["Retire", "TmaL2"])
@@ -1298,7 +1960,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
             read("e", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Mul,
+        ])
         .threshold(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
     metric("X87_Use", "percent", "TMA", Cpu)
         .groups(&["Compute"])
@@ -1310,7 +1977,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "UOPS_EXECUTED.X87", "CORE"),
             read("e", "UOPS_EXECUTED.THREAD", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * d / e)", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Mul, Event(4), Div, Mul]),
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * d / e)", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(3), Mul, Event(4), Div, Mul,
+        ]),
     metric("FP_Scalar", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(4)
@@ -1358,7 +2028,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INST_RETIRED.ANY_P", "CORE"),
             read("f", "MEM_INST_RETIRED.ANY", "CORE"),
         ])
-        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(5), Mul, Event(4), Div, Mul])
+        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(5), Mul, Event(4), Div, Mul,
+        ])
         .threshold(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Fused_Instructions", "percent", "TMA", Cpu)
         .groups(&["Branches", "BvBO", "Pipeline"])
@@ -1371,7 +2046,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
             read("e", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Mul, Event(0), Div, Mul])
+        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(3), Mul, Event(0), Div, Mul,
+        ])
         .threshold(&["Fused_Instructions", "Light_Operations"], "min(Fused_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Non_Fused_Branches", "percent", "TMA", Cpu)
         .groups(&["Branches", "BvBO", "Pipeline"])
@@ -1385,7 +2065,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INST_RETIRED.ANY_P", "CORE"),
             read("f", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(5), Event(3), Sub, Mul, Event(0), Div, Mul])
+        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(5), Event(3), Sub, Mul, Event(0), Div, Mul,
+        ])
         .threshold(&["Non_Fused_Branches", "Light_Operations"], "min(Non_Fused_Branches > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Nop_Instructions", "percent", "TMA", Cpu)
         .groups(&["BvBO", "Pipeline"])
@@ -1399,7 +2084,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INST_RETIRED.ANY_P", "CORE"),
             read("f", "INST_RETIRED.NOP", "CORE"),
         ])
-        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(5), Mul, Event(0), Div, Mul]),
+        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(5), Mul, Event(0), Div, Mul,
+        ]),
     metric("Heavy_Operations", "percent", "TMA", Cpu)
         .groups(&["Retire", "TmaL2"])
         .level(2)
@@ -1411,7 +2101,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
     metric("Few_Uops_Instructions", "percent", "TMA", Cpu)
         .level(3)
@@ -1425,7 +2119,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "UOPS_ISSUED.ANY", "CORE"),
             read("g", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Event(0), Event(5), Div, Event(6), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Mul])
+        .formula("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Event(0), Event(5), Div, Event(6), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Mul,
+        ])
         .threshold(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Microcode_Sequencer", "percent", "TMA", Cpu)
         .groups(&["MicroSeq"])
@@ -1438,7 +2137,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul])
+        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Assists", "percent", "TMA", Cpu)
         .groups(&["BvIO"])
@@ -1450,8 +2153,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON else d)))", &[Num(100.0), Num(34.0), Event(0), Event(1), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Div, Mul])
-        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min]),
+        .formula("100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON else d)))", &[
+            Num(100.0), Num(34.0), Event(0), Event(1), Add, Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Div,
+            Mul,
+        ])
+        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+        ]),
     metric("FP_Assists", "percent", "TMA", Cpu)
         .groups(&["HPC"])
         .level(5)
@@ -1461,7 +2170,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Num(34.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Num(34.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul,
+        ])
         .threshold(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
     metric("CISC", "percent", "TMA", Cpu)
         .level(4)
@@ -1475,8 +2187,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "FP_ASSIST.ANY", "CORE"),
             read("g", "OTHER_ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Num(34.0), Event(5), Event(6), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Max, Mul])
-        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min]),
+        .formula("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Num(34.0), Event(5), Event(6), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Max, Mul,
+        ])
+        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+        ]),
     metric("Info_Botlnk_L0_Core_Bound_Likely", "", "TMA", Cpu)
         .groups(&["Cor", "SMT"])
         .reads(&[
@@ -1497,7 +2216,42 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("p", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
         ])
-        .formula("100 * (1 - (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else 0) > 0.5 else 0", &[Const(Constant::HyperthreadingOn), Num(1.0), Event(14), Event(15), Num(2.0), Div, Div, Sub, Num(0.0), Select, Num(0.5), Gt, Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(6), Event(7), Add, Event(8), Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(7), Add, Div, Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul, Sub, Event(13), Event(8), Event(6), Sub, Lt, Event(12), Event(2), Div, Event(2), Mul, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(2), Div, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2), Div, Select, Lt, Num(1.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(6), Event(7), Add, Event(8), Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(7), Add, Div, Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul, Sub, Event(13), Event(8), Event(6), Sub, Lt, Event(12), Event(2), Div, Event(2), Mul, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(2), Div, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2), Div, Select, Div, Sub, Num(1.0), Select, Mul, Num(0.0), Select])
+        .formula("100 * (1 - (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else 0) > 0.5 else 0", &[
+            Const(Constant::HyperthreadingOn), Num(1.0), Event(14), Event(15), Num(2.0), Div, Div,
+            Sub, Num(0.0), Select, Num(0.5), Gt, Num(100.0), Num(1.0), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div,
+            Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(6), Event(7), Add, Event(8),
+            Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(7), Add, Div,
+            Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Sub, Mul, Sub, Event(13), Event(8), Event(6), Sub, Lt, Event(12), Event(2),
+            Div, Event(2), Mul, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add,
+            Event(2), Div, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2),
+            Div, Select, Lt, Num(1.0), Num(1.0), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div,
+            Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(6), Event(7), Add, Event(8),
+            Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add, Event(7), Add, Div,
+            Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Sub, Mul, Sub, Event(13), Event(8), Event(6), Sub, Lt, Event(12), Event(2),
+            Div, Event(2), Mul, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Add,
+            Event(2), Div, Event(9), Event(10), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2),
+            Div, Select, Div, Sub, Num(1.0), Select, Mul, Num(0.0), Select,
+        ])
         .threshold(&["Info_Botlnk_L0_Core_Bound_Likely"], "Info_Botlnk_L0_Core_Bound_Likely > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Thread_IPC", "", "TMA", Cpu)
         .groups(&["Ret", "Summary"])
@@ -1541,7 +2295,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("4 * (a / 2 if HYPERTHREADING_ON else b)", &[Num(4.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select, Mul]),
+        .formula("4 * (a / 2 if HYPERTHREADING_ON else b)", &[
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
+            Mul,
+        ]),
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
         .groups(&["Cor", "Pipeline"])
         .reads(&[
@@ -1556,7 +2313,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div]),
+        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div,
+        ]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .groups(&["Ret", "Flops"])
         .reads(&[
@@ -1568,7 +2328,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2 if HYPERTHREADING_ON else g)", &[Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0), Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Div]),
+        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2 if HYPERTHREADING_ON else g)", &[
+            Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
+            Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Const(Constant::HyperthreadingOn),
+            Event(5), Num(2.0), Div, Event(6), Select, Div,
+        ]),
     metric("Info_Core_ILP", "", "TMA", Cpu)
         .groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
@@ -1589,7 +2353,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 if HYPERTHREADING_ON else b", &[Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select]),
+        .formula("a / 2 if HYPERTHREADING_ON else b", &[
+            Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
+        ]),
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
         .groups(&["InsType"])
         .reads(&[
@@ -1647,7 +2413,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add, Num(8.0), Event(4), Mul, Add, Num(16.0), Event(5), Mul, Add, Div])
+        .formula("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
+            Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
+            Num(8.0), Event(4), Mul, Add, Num(16.0), Event(5), Mul, Add, Div,
+        ])
         .threshold(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
         .groups(&["Flops", "FpScalar", "InsType"])
@@ -1736,7 +2505,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div]),
+        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div,
+        ]),
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
         .groups(&["Fed", "FetchBW"])
         .reads(&[
@@ -1766,7 +2538,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
         ])
         .formula("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
-        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[Event(0), Num(0.7), Lt, Event(1), Num(4.0), Div, Num(0.35), Gt, Min]),
+        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[
+            Event(0), Num(0.7), Lt, Event(1), Num(4.0), Div, Num(0.35), Gt, Min,
+        ]),
     metric("Info_Frontend_DSB_Switch_Cost", "", "TMA", Cpu)
         .groups(&["DSBmiss"])
         .reads(&[
@@ -1837,7 +2611,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "IDQ.DSB_CYCLES_ANY", "CORE"),
             read("p", "IDQ.DSB_CYCLES_OK", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else c) / 2))", &[Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(2), Div, Mul, Event(4), Num(2.0), Event(5), Mul, Add, Event(2), Div, Event(6), Event(2), Div, Add, Event(7), Event(2), Div, Num(9.0), Event(8), Mul, Event(2), Div, Add, Add, Num(2.0), Event(9), Mul, Event(2), Div, Add, Event(10), Event(2), Div, Add, Event(3), Event(2), Div, Add, Div, Event(11), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(12), Event(13), Sub, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Mul, Event(12), Event(13), Sub, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Event(14), Event(15), Sub, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Add, Div, Add, Mul])
+        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else c) / 2))", &[
+            Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(2), Div, Mul,
+            Event(4), Num(2.0), Event(5), Mul, Add, Event(2), Div, Event(6), Event(2), Div, Add,
+            Event(7), Event(2), Div, Num(9.0), Event(8), Mul, Event(2), Div, Add, Add, Num(2.0),
+            Event(9), Mul, Event(2), Div, Add, Event(10), Event(2), Div, Add, Event(3), Event(2),
+            Div, Add, Div, Event(11), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Num(4.0), Event(0), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Event(12), Event(13), Sub, Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Div, Num(2.0), Div, Mul, Event(12), Event(13), Sub,
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
+            Num(2.0), Div, Event(14), Event(15), Sub, Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Add, Div, Add, Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
         .groups(&["DSB", "Fed", "FetchBW"])
@@ -1851,7 +2639,22 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "IDQ.ALL_MITE_CYCLES_ANY_UOPS", "CORE"),
             read("h", "IDQ.ALL_MITE_CYCLES_4_UOPS", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Add, Div, Mul, Event(4), Event(5), Sub, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Event(6), Event(7), Sub, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Event(4), Event(5), Sub, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Add, Div, Mul, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(0), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Add, Div, Mul, Event(4), Event(5), Sub,
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
+            Num(2.0), Div, Event(6), Event(7), Sub, Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Event(4), Event(5), Sub,
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
+            Num(2.0), Div, Add, Div, Mul, Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
         .groups(&["Fed", "FetchLat", "IcMiss"])
@@ -1868,7 +2671,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "DECODE.LCP", "CORE"),
             read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h / c) + 2 * i / c + j / c + k / c))", &[Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Num(2.0), Event(4), Mul, Add, Event(2), Div, Mul, Event(3), Num(2.0), Event(4), Mul, Add, Event(2), Div, Event(5), Event(2), Div, Add, Event(6), Event(2), Div, Num(9.0), Event(7), Mul, Event(2), Div, Add, Add, Num(2.0), Event(8), Mul, Event(2), Div, Add, Event(9), Event(2), Div, Add, Event(10), Event(2), Div, Add, Div, Mul])
+        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h / c) + 2 * i / c + j / c + k / c))", &[
+            Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Num(2.0), Event(4), Mul,
+            Add, Event(2), Div, Mul, Event(3), Num(2.0), Event(4), Mul, Add, Event(2), Div,
+            Event(5), Event(2), Div, Add, Event(6), Event(2), Div, Num(9.0), Event(7), Mul,
+            Event(2), Div, Add, Add, Num(2.0), Event(8), Mul, Event(2), Div, Add, Event(9),
+            Event(2), Div, Add, Event(10), Event(2), Div, Add, Div, Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
         .groups(&["Bad", "BadSpec", "BrMispredicts"])
@@ -1911,7 +2721,28 @@ pub static METRICS: &[MetricInfo] = &[
             read("r", "DECODE.LCP", "CORE"),
             read("s", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f / 100", &[Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Num(1.0), Event(5), Event(9), Event(6), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Div, Sub, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Num(4.0), Event(10), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Event(5), Event(5), Event(6), Add, Div, Event(11), Mul, Event(4), Div, Mul, Event(12), Num(2.0), Event(13), Mul, Add, Event(4), Div, Event(14), Event(4), Div, Add, Event(11), Event(4), Div, Num(9.0), Event(15), Mul, Event(4), Div, Add, Add, Num(2.0), Event(16), Mul, Event(4), Div, Add, Event(17), Event(4), Div, Add, Event(18), Event(4), Div, Add, Div, Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Mul, Num(4.0), Div, Event(5), Div, Num(100.0), Div]),
+        .formula("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f / 100", &[
+            Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select,
+            Mul, Div, Mul, Num(1.0), Event(5), Event(9), Event(6), Sub, Div, Sub, Mul, Num(0.0001),
+            Max, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div, Event(8), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select,
+            Mul, Div, Mul, Div, Sub, Mul, Event(5), Event(5), Event(6), Add, Div, Event(1),
+            Event(0), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(7), Num(2.0), Div,
+            Event(8), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3),
+            Num(2.0), Div, Event(4), Select, Mul, Div, Mul, Num(4.0), Event(10), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Event(5), Event(5), Event(6), Add, Div, Event(11), Mul, Event(4), Div, Mul, Event(12),
+            Num(2.0), Event(13), Mul, Add, Event(4), Div, Event(14), Event(4), Div, Add, Event(11),
+            Event(4), Div, Num(9.0), Event(15), Mul, Event(4), Div, Add, Add, Num(2.0), Event(16),
+            Mul, Event(4), Div, Add, Event(17), Event(4), Div, Add, Event(18), Event(4), Div, Add,
+            Div, Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div,
+            Event(4), Select, Mul, Mul, Num(4.0), Div, Event(5), Div, Num(100.0), Div,
+        ]),
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
         .groups(&["BrMispredicts"])
         .reads(&[
@@ -1952,7 +2783,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("e", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a - (b - c) - 2 * d) / e", &[Event(0), Event(1), Event(2), Sub, Sub, Num(2.0), Event(3), Mul, Sub, Event(4), Div]),
+        .formula("(a - (b - c) - 2 * d) / e", &[
+            Event(0), Event(1), Event(2), Sub, Sub, Num(2.0), Event(3), Mul, Sub, Event(4), Div,
+        ]),
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
@@ -2044,25 +2877,37 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryTLB"])
         .reads(&[
@@ -2073,7 +2918,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c + d) / (2 * (e / 2 if HYPERTHREADING_ON else f))", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div])
+        .formula("(a + b + c + d) / (2 * (e / 2 if HYPERTHREADING_ON else f))", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(2.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+        ])
         .threshold(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
         .groups(&["Fed", "MemoryTLB"])
@@ -2101,25 +2949,37 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
         .groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
@@ -2171,7 +3031,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0), Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
+            Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_Power_License0_Utilization", "", "TMA", Cpu)
         .groups(&["Power"])
         .reads(&[
@@ -2179,7 +3043,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Select]),
+        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div, Select,
+        ]),
     metric("Info_System_Power_License1_Utilization", "", "TMA", Cpu)
         .groups(&["Power"])
         .reads(&[
@@ -2187,7 +3056,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Select])
+        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div, Select,
+        ])
         .threshold(&["Info_System_Power_License1_Utilization"], "Info_System_Power_License1_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_System_Power_License2_Utilization", "", "TMA", Cpu)
         .groups(&["Power"])
@@ -2196,7 +3070,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Select])
+        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div, Select,
+        ])
         .threshold(&["Info_System_Power_License2_Utilization"], "Info_System_Power_License2_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
         .groups(&["SMT"])
@@ -2204,14 +3083,20 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
         ])
-        .formula("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Num(2.0), Div, Div, Sub, Num(0.0), Select]),
+        .formula("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[
+            Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Num(2.0), Div, Div,
+            Sub, Num(0.0), Select,
+        ]),
     metric("Info_System_DRAM_BW_Use", "GB/sec", "TMA", Socket)
         .groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_IO_Read_BW", "GB/sec", "TMA", Socket)
         .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
@@ -2220,7 +3105,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", "IIO"),
             read("d", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", "IIO"),
         ])
-        .formula("(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul,
+            Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_IO_Write_BW", "GB/sec", "TMA", Socket)
         .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
@@ -2229,7 +3117,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", "IIO"),
             read("d", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", "IIO"),
         ])
-        .formula("(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul,
+            Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_Time", "", "TMA", Socket)
         .groups(&["Summary"])
         .formula("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])

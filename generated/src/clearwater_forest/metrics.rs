@@ -22,7 +22,10 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
+            Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -36,7 +39,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (a + b) / (a + b + c + d)", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div]),
+        .formula("100 * (a + b) / (a + b + c + d)", &[
+            Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div,
+        ]),
     metric("numa_reads_addressed_to_remote_dram", "percent", "NUMA", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_LOCAL", "CHA"),
@@ -44,19 +50,28 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (c + d) / (a + b + c + d)", &[Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div]),
+        .formula("100 * (c + d) / (a + b + c + d)", &[
+            Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div,
+        ]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.RD", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.RD", "IMC"),
@@ -64,12 +79,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("d", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0),
+            Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("upi_data_transmit_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("loads_retired_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
@@ -127,7 +148,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("itlb_2nd_level_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
@@ -150,19 +175,26 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_number_of_partial_pci_writes", "per second", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
         ])
-        .formula("(a + b) / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_read_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
@@ -176,7 +208,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", "CHA"),
         ])
-        .formula("100 * ((b + d) / (a + c))", &[Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul]),
+        .formula("100 * ((b + d) / (a + c))", &[
+            Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul,
+        ]),
     metric("io_full_write_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
@@ -187,24 +221,34 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_local", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_msi", "per second", "IO", Socket)
         .reads(&[
             read("a", "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", "IIO"),
@@ -214,41 +258,58 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("iio_bandwidth_read", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("iio_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
 ];

@@ -22,7 +22,10 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
+            Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -48,7 +51,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (a + b) / (a + b + c + d)", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div]),
+        .formula("100 * (a + b) / (a + b + c + d)", &[
+            Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div,
+        ]),
     metric("numa_reads_addressed_to_remote_dram", "percent", "NUMA", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", "CHA"),
@@ -56,19 +62,28 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (c + d) / (a + b + c + d)", &[Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div]),
+        .formula("100 * (c + d) / (a + b + c + d)", &[
+            Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div,
+        ]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.RD", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.RD", "IMC"),
@@ -76,12 +91,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("d", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0),
+            Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("upi_data_transmit_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
@@ -144,28 +165,44 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("llc_demand_data_read_miss_latency_for_local_requests", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("llc_demand_data_read_miss_latency_for_remote_requests", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("llc_demand_data_read_miss_to_dram_latency", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("itlb_2nd_level_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
@@ -188,13 +225,18 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_read_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
@@ -208,7 +250,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", "CHA"),
         ])
-        .formula("100 * ((b + d) / (a + c))", &[Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul]),
+        .formula("100 * ((b + d) / (a + c))", &[
+            Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul,
+        ]),
     metric("io_full_write_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
@@ -222,7 +266,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (a / (a + b + c + d))", &[Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (a / (a + b + c + d))", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -230,7 +276,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (b / (a + b + c + d))", &[Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (b / (a + b + c + d))", &[
+            Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -238,29 +286,41 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (c / (a + b + c + d))", &[Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (c / (a + b + c + d))", &[
+            Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("io_bandwidth_read_local", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_local", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("numa_percent_all_reads_to_local_cluster_memory", "percent", "NUMA", Cpu)
         .reads(&[
             read("a", "OCR.READS_TO_CORE.L3_MISS_LOCAL", "CORE"),
@@ -283,7 +343,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "OCR.READS_TO_CORE.L3_MISS_LOCAL", "CORE"),
             read("g", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("100 * (g - (a + b + d + e + f)) / g", &[Num(100.0), Event(5), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Event(4), Add, Sub, Mul, Event(5), Div]),
+        .formula("100 * (g - (a + b + d + e + f)) / g", &[
+            Num(100.0), Event(5), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Event(4),
+            Add, Sub, Mul, Event(5), Div,
+        ]),
     metric("io_msi", "per second", "IO", Socket)
         .reads(&[
             read("a", "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", "IIO"),
@@ -293,48 +356,68 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("upi_data_receive_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_RxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("iio_bandwidth_read", "MB/sec", "IO, BW", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("iio_bandwidth_write", "MB/sec", "IO, BW", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
         .groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
@@ -361,7 +444,22 @@ pub static METRICS: &[MetricInfo] = &[
             read("u", "DECODE.LCP", "CORE"),
             read("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n))", &[Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Mul, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Num(1.0), Event(7), Event(8), Event(9), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Div, Sub, Mul, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Event(10), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Event(11), Event(1), Div, Sub, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Num(1.0), Event(3), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Event(11), Event(1), Div, Sub, Event(6), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Add, Event(5), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul, Event(13), Div, Mul, Event(14), Event(13), Div, Event(15), Event(13), Div, Add, Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add, Num(3.0), Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20), Event(13), Div, Add, Event(21), Event(13), Div, Add, Div, Add, Mul])
+        .formula("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n))", &[
+            Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Mul, Event(2), Event(3),
+            Event(4), Add, Event(5), Add, Event(6), Add, Div, Num(1.0), Event(7), Event(8),
+            Event(9), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(2), Event(3), Event(4), Add,
+            Event(5), Add, Event(6), Add, Div, Div, Sub, Mul, Event(2), Event(3), Event(4), Add,
+            Event(5), Add, Event(6), Add, Div, Event(10), Event(3), Event(4), Add, Event(5), Add,
+            Event(6), Add, Div, Event(11), Event(1), Div, Sub, Event(2), Event(3), Event(4), Add,
+            Event(5), Add, Event(6), Add, Div, Num(1.0), Event(3), Event(3), Event(4), Add,
+            Event(5), Add, Event(6), Add, Div, Event(11), Event(1), Div, Sub, Event(6), Event(3),
+            Event(4), Add, Event(5), Add, Event(6), Add, Div, Add, Event(5), Event(3), Event(4),
+            Add, Event(5), Add, Event(6), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul,
+            Event(13), Div, Mul, Event(14), Event(13), Div, Event(15), Event(13), Div, Add,
+            Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add, Num(3.0), Event(17),
+            Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20), Event(13), Div,
+            Add, Event(21), Event(13), Div, Add, Div, Add, Mul,
+        ])
         .threshold(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
         .groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
@@ -384,7 +482,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("p", "DECODE.LCP", "CORE"),
             read("q", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (a / (b + c + d + e) - f / g) * (h / i + j / i + k / i) / (j / i + h / i + (l / i + k / i) + 3 * m / (n / o) / i + p / i + q / i)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Mul, Event(7), Event(8), Div, Event(9), Event(8), Div, Add, Event(10), Event(8), Div, Add, Mul, Event(9), Event(8), Div, Event(7), Event(8), Div, Add, Event(11), Event(8), Div, Event(10), Event(8), Div, Add, Add, Num(3.0), Event(12), Mul, Event(13), Event(14), Div, Div, Event(8), Div, Add, Event(15), Event(8), Div, Add, Event(16), Event(8), Div, Add, Div])
+        .formula("100 * (a / (b + c + d + e) - f / g) * (h / i + j / i + k / i) / (j / i + h / i + (l / i + k / i) + 3 * m / (n / o) / i + p / i + q / i)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Event(5), Event(6), Div, Sub, Mul, Event(7), Event(8), Div, Event(9), Event(8), Div,
+            Add, Event(10), Event(8), Div, Add, Mul, Event(9), Event(8), Div, Event(7), Event(8),
+            Div, Add, Event(11), Event(8), Div, Event(10), Event(8), Div, Add, Add, Num(3.0),
+            Event(12), Mul, Event(13), Event(14), Div, Div, Event(8), Div, Add, Event(15),
+            Event(8), Div, Add, Event(16), Event(8), Div, Add, Div,
+        ])
         .threshold(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
         .groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
@@ -416,7 +521,59 @@ pub static METRICS: &[MetricInfo] = &[
             read("y", "IDQ.MS_CYCLES_ANY", "CORE"),
             read("z", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
         ])
-        .formula("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / f) * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) * (l / (a + b + c + d) - e / f) * (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) - (1 - w / x) * ((l / (a + b + c + d) - e / f) * (3 * r / (s / t) / n + (m / n + q / n) * ((1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) / (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n + (1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + q / n)) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) + max(y, x / (s / t)) / (z if HYPERTHREADING_ON else n) / 2.4)) - 100 * (l / (a + b + c + d) - e / f) * (p / n + o / n + q / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)", &[Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(1.0), Num(10.0), Event(6), Event(5), Div, Mul, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0), Event(8), Event(9), Event(10), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Div, Sub, Event(11), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Mul, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul, Event(13), Div, Mul, Event(14), Event(13), Div, Event(15), Event(13), Div, Add, Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add, Num(3.0), Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20), Event(13), Div, Add, Event(21), Event(13), Div, Add, Div, Sub, Num(1.0), Event(22), Event(23), Div, Sub, Event(11), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(3.0), Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Num(1.0), Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(12), Mul, Event(13), Div, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul, Event(13), Div, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0), Event(8), Event(9), Event(10), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Div, Add, Mul, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul, Event(13), Div, Num(1.0), Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(12), Mul, Event(13), Div, Add, Event(16), Event(13), Div, Add, Div, Add, Mul, Event(14), Event(13), Div, Event(15), Event(13), Div, Add, Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add, Num(3.0), Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20), Event(13), Div, Add, Event(21), Event(13), Div, Add, Div, Event(24), Event(23), Event(18), Event(19), Div, Div, Max, Const(Constant::HyperthreadingOn), Event(25), Event(13), Select, Div, Num(2.4), Div, Add, Mul, Sub, Mul, Num(100.0), Event(11), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Mul, Event(15), Event(13), Div, Event(14), Event(13), Div, Add, Event(16), Event(13), Div, Add, Mul, Event(14), Event(13), Div, Event(15), Event(13), Div, Add, Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add, Num(3.0), Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20), Event(13), Div, Add, Event(21), Event(13), Div, Add, Div, Sub])
+        .formula("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / f) * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) * (l / (a + b + c + d) - e / f) * (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) - (1 - w / x) * ((l / (a + b + c + d) - e / f) * (3 * r / (s / t) / n + (m / n + q / n) * ((1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) / (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n + (1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + q / n)) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) + max(y, x / (s / t)) / (z if HYPERTHREADING_ON else n) / 2.4)) - 100 * (l / (a + b + c + d) - e / f) * (p / n + o / n + q / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Event(4), Event(5), Div, Sub, Num(1.0), Num(10.0), Event(6), Event(5), Div, Mul,
+            Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0),
+            Event(8), Event(9), Event(10), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(7),
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Div, Sub, Event(11),
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div,
+            Sub, Mul, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3),
+            Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul, Event(13), Div, Mul, Event(14),
+            Event(13), Div, Event(15), Event(13), Div, Add, Event(12), Event(13), Div, Event(16),
+            Event(13), Div, Add, Add, Num(3.0), Event(17), Mul, Event(18), Event(19), Div, Div,
+            Event(13), Div, Add, Event(20), Event(13), Div, Add, Event(21), Event(13), Div, Add,
+            Div, Sub, Num(1.0), Event(22), Event(23), Div, Sub, Event(11), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(3.0), Event(17),
+            Mul, Event(18), Event(19), Div, Div, Event(13), Div, Event(12), Event(13), Div,
+            Event(16), Event(13), Div, Add, Num(1.0), Event(7), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(12), Mul, Event(13),
+            Div, Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0),
+            Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4),
+            Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
+            Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add,
+            Sub, Num(0.0), Max, Div, Event(12), Mul, Event(13), Div, Event(7), Event(0), Event(1),
+            Add, Event(2), Add, Event(3), Add, Div, Num(1.0), Event(8), Event(9), Event(10), Sub,
+            Div, Sub, Mul, Num(0.0001), Max, Mul, Event(7), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Div, Add, Mul, Event(7), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul, Event(13), Div,
+            Num(1.0), Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3),
+            Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(12), Mul, Event(13), Div, Add,
+            Event(16), Event(13), Div, Add, Div, Add, Mul, Event(14), Event(13), Div, Event(15),
+            Event(13), Div, Add, Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add,
+            Num(3.0), Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add,
+            Event(20), Event(13), Div, Add, Event(21), Event(13), Div, Add, Div, Event(24),
+            Event(23), Event(18), Event(19), Div, Div, Max, Const(Constant::HyperthreadingOn),
+            Event(25), Event(13), Select, Div, Num(2.4), Div, Add, Mul, Sub, Mul, Num(100.0),
+            Event(11), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4),
+            Event(5), Div, Sub, Mul, Event(15), Event(13), Div, Event(14), Event(13), Div, Add,
+            Event(16), Event(13), Div, Add, Mul, Event(14), Event(13), Div, Event(15), Event(13),
+            Div, Add, Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add, Num(3.0),
+            Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20),
+            Event(13), Div, Add, Event(21), Event(13), Div, Add, Div, Sub,
+        ])
         .threshold(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Compute_Bound_Est", "", "TMA", Cpu)
         .groups(&["BvCB", "Cor"])
@@ -440,7 +597,42 @@ pub static METRICS: &[MetricInfo] = &[
             read("q", "UOPS_EXECUTED.CYCLES_GE_3", "CORE"),
             read("r", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
         ])
-        .formula("100 * (max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g))) * (q / g / (max(l - h, 0) / g + m / g + r / g + q / g)))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max, Event(5), Event(6), Div, Mul, Event(5), Event(6), Div, Event(7), Event(6), Div, Event(8), Event(6), Div, Add, Add, Event(9), Const(Constant::HyperthreadingOn), Event(10), Event(6), Select, Div, Add, Event(5), Event(14), Event(15), Sub, Lt, Event(11), Event(7), Sub, Num(0.0), Max, Event(6), Div, Event(6), Mul, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Add, Event(6), Div, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Event(6), Div, Select, Add, Div, Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max, Event(9), Const(Constant::HyperthreadingOn), Event(10), Event(6), Select, Div, Mul, Event(5), Event(6), Div, Event(7), Event(6), Div, Event(8), Event(6), Div, Add, Add, Event(9), Const(Constant::HyperthreadingOn), Event(10), Event(6), Select, Div, Add, Event(5), Event(14), Event(15), Sub, Lt, Event(11), Event(7), Sub, Num(0.0), Max, Event(6), Div, Event(6), Mul, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Add, Event(6), Div, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Event(6), Div, Select, Add, Div, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max, Event(5), Event(14), Event(15), Sub, Lt, Event(11), Event(7), Sub, Num(0.0), Max, Event(6), Div, Event(6), Mul, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Add, Event(6), Div, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Event(6), Div, Select, Event(5), Event(6), Div, Event(7), Event(6), Div, Event(8), Event(6), Div, Add, Add, Event(9), Const(Constant::HyperthreadingOn), Event(10), Event(6), Select, Div, Add, Event(5), Event(14), Event(15), Sub, Lt, Event(11), Event(7), Sub, Num(0.0), Max, Event(6), Div, Event(6), Mul, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Add, Event(6), Div, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Event(6), Div, Select, Add, Div, Mul, Event(16), Event(6), Div, Event(11), Event(7), Sub, Num(0.0), Max, Event(6), Div, Event(12), Event(6), Div, Add, Event(17), Event(6), Div, Add, Event(16), Event(6), Div, Add, Div, Mul, Add, Mul])
+        .formula("100 * (max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + ((max(l - h, 0) / g * g + (m + d / (b + c + d + a) * n)) / g if f < o - p else (m + d / (b + c + d + a) * n) / g))) * (q / g / (max(l - h, 0) / g + m / g + r / g + q / g)))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
+            Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max,
+            Event(5), Event(6), Div, Mul, Event(5), Event(6), Div, Event(7), Event(6), Div,
+            Event(8), Event(6), Div, Add, Add, Event(9), Const(Constant::HyperthreadingOn),
+            Event(10), Event(6), Select, Div, Add, Event(5), Event(14), Event(15), Sub, Lt,
+            Event(11), Event(7), Sub, Num(0.0), Max, Event(6), Div, Event(6), Mul, Event(12),
+            Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul,
+            Add, Add, Event(6), Div, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add,
+            Event(0), Add, Div, Event(13), Mul, Add, Event(6), Div, Select, Add, Div, Num(0.0),
+            Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(4),
+            Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max, Event(9),
+            Const(Constant::HyperthreadingOn), Event(10), Event(6), Select, Div, Mul, Event(5),
+            Event(6), Div, Event(7), Event(6), Div, Event(8), Event(6), Div, Add, Add, Event(9),
+            Const(Constant::HyperthreadingOn), Event(10), Event(6), Select, Div, Add, Event(5),
+            Event(14), Event(15), Sub, Lt, Event(11), Event(7), Sub, Num(0.0), Max, Event(6), Div,
+            Event(6), Mul, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0),
+            Add, Div, Event(13), Mul, Add, Add, Event(6), Div, Event(12), Event(3), Event(1),
+            Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Event(6), Div,
+            Select, Add, Div, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add,
+            Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
+            Div, Sub, Max, Event(5), Event(14), Event(15), Sub, Lt, Event(11), Event(7), Sub,
+            Num(0.0), Max, Event(6), Div, Event(6), Mul, Event(12), Event(3), Event(1), Event(2),
+            Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Add, Event(6), Div,
+            Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div,
+            Event(13), Mul, Add, Event(6), Div, Select, Event(5), Event(6), Div, Event(7),
+            Event(6), Div, Event(8), Event(6), Div, Add, Add, Event(9),
+            Const(Constant::HyperthreadingOn), Event(10), Event(6), Select, Div, Add, Event(5),
+            Event(14), Event(15), Sub, Lt, Event(11), Event(7), Sub, Num(0.0), Max, Event(6), Div,
+            Event(6), Mul, Event(12), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0),
+            Add, Div, Event(13), Mul, Add, Add, Event(6), Div, Event(12), Event(3), Event(1),
+            Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(13), Mul, Add, Event(6), Div,
+            Select, Add, Div, Mul, Event(16), Event(6), Div, Event(11), Event(7), Sub, Num(0.0),
+            Max, Event(6), Div, Event(12), Event(6), Div, Add, Event(17), Event(6), Div, Add,
+            Event(16), Event(6), Div, Add, Div, Mul, Add, Mul,
+        ])
         .threshold(&["Bottleneck_Compute_Bound_Est"], "Bottleneck_Compute_Bound_Est > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Irregular_Overhead", "", "TMA", Cpu)
         .groups(&["Bad", "BvIO", "Cor", "Ret"])
@@ -486,7 +678,76 @@ pub static METRICS: &[MetricInfo] = &[
             read("y", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("z", "UOPS_RETIRED.MS", "CORE"),
         ])
-        .formula("100 * ((1 - a / b) * ((c / (d + e + f + g) - h / i) * (3 * j / (k / l) / m + (n / m + o / m) * ((1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g))) / (p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m + (1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + o / m)) / (t / m + u / m + (n / m + o / m) + 3 * j / (k / l) / m + v / m + w / m) + max(x, b / (k / l)) / (y if HYPERTHREADING_ON else m) / 2.4) + 10 * (z / i) * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g)) * (p / (d + e + f + g)) + max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) / max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) + max(0, g / (d + e + f + g) - a_b / (d + e + f + g)) * (a_c / m + a_d / m + a_e / m * (max(a_f - a_c, 0) / m)) / (a_g / m + (a_c / m + a_d / m) + a_h / (y if HYPERTHREADING_ON else m) + ((max(a_f - a_c, 0) / m * m + (a_i + f / (d + e + f + g) * a_j)) / m if a_g < a_k - a_l else (a_i + f / (d + e + f + g) * a_j) / m)) + z / i / (max(0, a_m / (d + e + f + g) - z / i) + z / i) * ((99 * 3 + 63 + 30) / 5 * a_n / i / (z / i)) * (a_m / (d + e + f + g)))", &[Num(100.0), Num(1.0), Event(0), Event(15), Div, Sub, Event(16), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Num(3.0), Event(23), Mul, Event(24), Event(25), Div, Div, Event(26), Div, Event(27), Event(26), Div, Event(28), Event(26), Div, Add, Num(1.0), Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Num(1.0), Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(27), Mul, Event(26), Div, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Num(1.0), Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(27), Mul, Event(26), Div, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Num(1.0), Event(30), Event(31), Event(32), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Div, Add, Mul, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Num(1.0), Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(27), Mul, Event(26), Div, Num(1.0), Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Num(1.0), Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(27), Mul, Event(26), Div, Add, Event(28), Event(26), Div, Add, Div, Add, Mul, Event(33), Event(26), Div, Event(34), Event(26), Div, Add, Event(27), Event(26), Div, Event(28), Event(26), Div, Add, Add, Num(3.0), Event(23), Mul, Event(24), Event(25), Div, Div, Event(26), Div, Add, Event(35), Event(26), Div, Add, Event(36), Event(26), Div, Add, Div, Event(37), Event(15), Event(24), Event(25), Div, Div, Max, Const(Constant::HyperthreadingOn), Event(38), Event(26), Select, Div, Num(2.4), Div, Add, Mul, Num(10.0), Event(39), Event(22), Div, Mul, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Num(1.0), Event(30), Event(31), Event(32), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Div, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Mul, Add, Num(0.0), Num(1.0), Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0), Max, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Sub, Max, Num(0.0), Num(1.0), Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0), Max, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Sub, Max, Num(1.0), Event(1), Event(32), Div, Sub, Mul, Num(0.0001), Max, Mul, Num(0.0), Num(1.0), Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0), Max, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Sub, Max, Num(1.0), Event(1), Event(32), Div, Sub, Mul, Num(0.0001), Max, Div, Add, Num(0.0), Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(2), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Sub, Max, Event(3), Event(26), Div, Event(4), Event(26), Div, Add, Event(5), Event(26), Div, Event(6), Event(3), Sub, Num(0.0), Max, Event(26), Div, Mul, Add, Mul, Event(7), Event(26), Div, Event(3), Event(26), Div, Event(4), Event(26), Div, Add, Add, Event(8), Const(Constant::HyperthreadingOn), Event(38), Event(26), Select, Div, Add, Event(7), Event(11), Event(12), Sub, Lt, Event(6), Event(3), Sub, Num(0.0), Max, Event(26), Div, Event(26), Mul, Event(9), Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(10), Mul, Add, Add, Event(26), Div, Event(9), Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(10), Mul, Add, Event(26), Div, Select, Add, Div, Add, Event(39), Event(22), Div, Num(0.0), Event(13), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(39), Event(22), Div, Sub, Max, Event(39), Event(22), Div, Add, Div, Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div, Event(14), Mul, Event(22), Div, Event(39), Event(22), Div, Div, Mul, Event(13), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Mul, Add, Mul])
+        .formula("100 * ((1 - a / b) * ((c / (d + e + f + g) - h / i) * (3 * j / (k / l) / m + (n / m + o / m) * ((1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g))) / (p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m + (1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + o / m)) / (t / m + u / m + (n / m + o / m) + 3 * j / (k / l) / m + v / m + w / m) + max(x, b / (k / l)) / (y if HYPERTHREADING_ON else m) / 2.4) + 10 * (z / i) * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g)) * (p / (d + e + f + g)) + max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) / max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) + max(0, g / (d + e + f + g) - a_b / (d + e + f + g)) * (a_c / m + a_d / m + a_e / m * (max(a_f - a_c, 0) / m)) / (a_g / m + (a_c / m + a_d / m) + a_h / (y if HYPERTHREADING_ON else m) + ((max(a_f - a_c, 0) / m * m + (a_i + f / (d + e + f + g) * a_j)) / m if a_g < a_k - a_l else (a_i + f / (d + e + f + g) * a_j) / m)) + z / i / (max(0, a_m / (d + e + f + g) - z / i) + z / i) * ((99 * 3 + 63 + 30) / 5 * a_n / i / (z / i)) * (a_m / (d + e + f + g)))", &[
+            Num(100.0), Num(1.0), Event(0), Event(15), Div, Sub, Event(16), Event(17), Event(18),
+            Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Num(3.0),
+            Event(23), Mul, Event(24), Event(25), Div, Div, Event(26), Div, Event(27), Event(26),
+            Div, Event(28), Event(26), Div, Add, Num(1.0), Event(29), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Num(1.0), Event(17), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0),
+            Max, Div, Sub, Event(27), Mul, Event(26), Div, Event(29), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Num(1.0), Event(17), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0),
+            Max, Div, Event(27), Mul, Event(26), Div, Event(29), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Num(1.0), Event(30), Event(31), Event(32), Sub,
+            Div, Sub, Mul, Num(0.0001), Max, Mul, Event(29), Event(17), Event(18), Add, Event(19),
+            Add, Event(20), Add, Div, Div, Add, Mul, Event(29), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Num(1.0), Event(17), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0),
+            Max, Div, Event(27), Mul, Event(26), Div, Num(1.0), Event(29), Event(17), Event(18),
+            Add, Event(19), Add, Event(20), Add, Div, Num(1.0), Event(17), Event(17), Event(18),
+            Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0),
+            Max, Div, Sub, Event(27), Mul, Event(26), Div, Add, Event(28), Event(26), Div, Add,
+            Div, Add, Mul, Event(33), Event(26), Div, Event(34), Event(26), Div, Add, Event(27),
+            Event(26), Div, Event(28), Event(26), Div, Add, Add, Num(3.0), Event(23), Mul,
+            Event(24), Event(25), Div, Div, Event(26), Div, Add, Event(35), Event(26), Div, Add,
+            Event(36), Event(26), Div, Add, Div, Event(37), Event(15), Event(24), Event(25), Div,
+            Div, Max, Const(Constant::HyperthreadingOn), Event(38), Event(26), Select, Div,
+            Num(2.4), Div, Add, Mul, Num(10.0), Event(39), Event(22), Div, Mul, Event(29),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Num(1.0), Event(30),
+            Event(31), Event(32), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(29), Event(17),
+            Event(18), Add, Event(19), Add, Event(20), Add, Div, Div, Event(29), Event(17),
+            Event(18), Add, Event(19), Add, Event(20), Add, Div, Mul, Add, Num(0.0), Num(1.0),
+            Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(21),
+            Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add, Event(20),
+            Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add, Event(20), Add,
+            Div, Add, Sub, Num(0.0), Max, Event(29), Event(17), Event(18), Add, Event(19), Add,
+            Event(20), Add, Div, Sub, Max, Num(0.0), Num(1.0), Event(17), Event(17), Event(18),
+            Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Event(20),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Event(19),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Add, Sub, Num(0.0),
+            Max, Event(29), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Sub,
+            Max, Num(1.0), Event(1), Event(32), Div, Sub, Mul, Num(0.0001), Max, Mul, Num(0.0),
+            Num(1.0), Event(17), Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div,
+            Event(21), Event(22), Div, Sub, Event(20), Event(17), Event(18), Add, Event(19), Add,
+            Event(20), Add, Div, Add, Event(19), Event(17), Event(18), Add, Event(19), Add,
+            Event(20), Add, Div, Add, Sub, Num(0.0), Max, Event(29), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Sub, Max, Num(1.0), Event(1), Event(32), Div, Sub,
+            Mul, Num(0.0001), Max, Div, Add, Num(0.0), Event(20), Event(17), Event(18), Add,
+            Event(19), Add, Event(20), Add, Div, Event(2), Event(17), Event(18), Add, Event(19),
+            Add, Event(20), Add, Div, Sub, Max, Event(3), Event(26), Div, Event(4), Event(26), Div,
+            Add, Event(5), Event(26), Div, Event(6), Event(3), Sub, Num(0.0), Max, Event(26), Div,
+            Mul, Add, Mul, Event(7), Event(26), Div, Event(3), Event(26), Div, Event(4), Event(26),
+            Div, Add, Add, Event(8), Const(Constant::HyperthreadingOn), Event(38), Event(26),
+            Select, Div, Add, Event(7), Event(11), Event(12), Sub, Lt, Event(6), Event(3), Sub,
+            Num(0.0), Max, Event(26), Div, Event(26), Mul, Event(9), Event(19), Event(17),
+            Event(18), Add, Event(19), Add, Event(20), Add, Div, Event(10), Mul, Add, Add,
+            Event(26), Div, Event(9), Event(19), Event(17), Event(18), Add, Event(19), Add,
+            Event(20), Add, Div, Event(10), Mul, Add, Event(26), Div, Select, Add, Div, Add,
+            Event(39), Event(22), Div, Num(0.0), Event(13), Event(17), Event(18), Add, Event(19),
+            Add, Event(20), Add, Div, Event(39), Event(22), Div, Sub, Max, Event(39), Event(22),
+            Div, Add, Div, Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div,
+            Event(14), Mul, Event(22), Div, Event(39), Event(22), Div, Div, Mul, Event(13),
+            Event(17), Event(18), Add, Event(19), Add, Event(20), Add, Div, Mul, Add, Mul,
+        ])
         .threshold(&["Bottleneck_Irregular_Overhead"], "Bottleneck_Irregular_Overhead > 10", &[Event(0), Num(10.0), Gt]),
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
         .groups(&["BvBO", "Ret"])
@@ -496,7 +757,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "INST_RETIRED.NOP", "CORE"),
             read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + 2 * b + c) / d)", &[Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Event(3), Div, Mul])
+        .formula("100 * ((a + 2 * b + c) / d)", &[
+            Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Event(3), Div, Mul,
+        ])
         .threshold(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
         .groups(&["BvUW", "Ret"])
@@ -513,7 +776,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
             read("k", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / h / (max(0, j / (b + c + a + d) - i / h) + i / h) * ((99 * 3 + 63 + 30) / 5 * k / h / (i / h)) * (j / (b + c + a + d)))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Num(2.0), Event(5), Mul, Add, Event(6), Add, Event(7), Div, Sub, Event(8), Event(7), Div, Num(0.0), Event(9), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(7), Div, Sub, Max, Event(8), Event(7), Div, Add, Div, Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div, Event(10), Mul, Event(7), Div, Event(8), Event(7), Div, Div, Mul, Event(9), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul, Sub, Mul])
+        .formula("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / h / (max(0, j / (b + c + a + d) - i / h) + i / h) * ((99 * 3 + 63 + 30) / 5 * k / h / (i / h)) * (j / (b + c + a + d)))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(4), Num(2.0), Event(5), Mul, Add, Event(6), Add, Event(7), Div, Sub, Event(8),
+            Event(7), Div, Num(0.0), Event(9), Event(1), Event(2), Add, Event(0), Add, Event(3),
+            Add, Div, Event(8), Event(7), Div, Sub, Max, Event(8), Event(7), Div, Add, Div,
+            Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div, Event(10),
+            Mul, Event(7), Div, Event(8), Event(7), Div, Div, Mul, Event(9), Event(1), Event(2),
+            Add, Event(0), Add, Event(3), Add, Div, Mul, Sub, Mul,
+        ])
         .threshold(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
@@ -525,7 +796,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.UOP_DROPPING", "CORE"),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (a + b + c + d) - e / f)", &[Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Mul])
+        .formula("100 * (a / (a + b + c + d) - e / f)", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Event(4), Event(5), Div, Sub, Mul,
+        ])
         .threshold(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
     metric("Fetch_Latency", "percent", "TMA", Cpu)
         .groups(&["Frontend", "TmaL2"])
@@ -540,7 +814,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INT_MISC.UOP_DROPPING", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (b + c + d + e) - f / g)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Mul])
+        .formula("100 * (a / (b + c + d + e) - f / g)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Event(5), Event(6), Div, Sub, Mul,
+        ])
         .threshold(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
@@ -551,7 +828,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
         .level(3)
@@ -561,7 +840,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Miss_4K", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(5)
@@ -571,7 +852,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul]),
+        .formula("100 * (a / b * c / (c + d))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
+        ]),
     metric("Code_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(5)
@@ -581,7 +864,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul]),
+        .formula("100 * (a / b * c / (d + c))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
+        ]),
     metric("Branch_Resteers", "percent", "TMA", Cpu)
         .groups(&["FetchLat"])
         .level(3)
@@ -591,8 +876,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
         ])
-        .formula("100 * (a / b + c / b)", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Mul])
-        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b + c / b)", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Mul,
+        ])
+        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Mispredicts_Resteers", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BrMispredicts", "BvMP"])
         .level(4)
@@ -608,8 +897,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(1.0), Event(1), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Event(3), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(7), Mul, Event(8), Div, Mul])
-        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * (a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Num(1.0), Event(1), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Event(5), Event(6), Div, Sub, Event(4), Event(1), Event(2), Add, Event(3), Add,
+            Event(4), Add, Div, Add, Event(3), Event(1), Event(2), Add, Event(3), Add, Event(4),
+            Add, Div, Add, Sub, Num(0.0), Max, Div, Event(7), Mul, Event(8), Div, Mul,
+        ])
+        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Clears_Resteers", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "MachineClears"])
         .level(4)
@@ -625,8 +923,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((1 - a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)", &[Num(100.0), Num(1.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(1.0), Event(1), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Event(3), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(7), Mul, Event(8), Div, Mul])
-        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * ((1 - a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)", &[
+            Num(100.0), Num(1.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add,
+            Div, Num(1.0), Event(1), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Event(5), Event(6), Div, Sub, Event(4), Event(1), Event(2), Add, Event(3), Add,
+            Event(4), Add, Div, Add, Event(3), Event(1), Event(2), Add, Event(3), Add, Event(4),
+            Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(7), Mul, Event(8), Div, Mul,
+        ])
+        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Unknown_Branches", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat"])
         .level(4)
@@ -636,7 +943,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("MS_Switches", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MicroSeq"])
         .level(3)
@@ -647,8 +957,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UOPS_ISSUED.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (3 * a / (b / c) / d)", &[Num(100.0), Num(3.0), Event(0), Mul, Event(1), Event(2), Div, Div, Event(3), Div, Mul])
-        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (3 * a / (b / c) / d)", &[
+            Num(100.0), Num(3.0), Event(0), Mul, Event(1), Event(2), Div, Div, Event(3), Div, Mul,
+        ])
+        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("LCP", "percent", "TMA", Cpu)
         .groups(&["FetchLat"])
         .level(3)
@@ -658,7 +972,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("DSB_Switches", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchLat"])
         .level(3)
@@ -668,7 +984,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Fetch_Bandwidth", "percent", "TMA", Cpu)
         .groups(&["FetchBW", "Frontend", "TmaL2"])
         .level(2)
@@ -682,7 +1000,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("g", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
         ])
-        .formula("100 * max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f))", &[Num(100.0), Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(6), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Sub, Max, Mul])
+        .formula("100 * max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f))", &[
+            Num(100.0), Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Sub, Event(6), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Sub, Sub, Max, Mul,
+        ])
         .threshold(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
     metric("MITE", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchBW"])
@@ -694,7 +1016,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Num(2.0), Div, Mul])
+        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
         .threshold(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Decoder0_Alone", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchBW"])
@@ -706,8 +1031,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Num(2.0), Div, Mul])
-        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
+        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("DSB", "percent", "TMA", Cpu)
         .groups(&["DSB", "FetchBW"])
         .level(3)
@@ -718,7 +1048,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Num(2.0), Div, Mul])
+        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
         .threshold(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("MS", "percent", "TMA", Cpu)
         .groups(&["MicroSeq"])
@@ -732,7 +1065,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (max(a, b / (c / d)) / (e if HYPERTHREADING_ON else f) / 2.4)", &[Num(100.0), Event(0), Event(1), Event(2), Event(3), Div, Div, Max, Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Div, Num(2.4), Div, Mul])
+        .formula("100 * (max(a, b / (c / d)) / (e if HYPERTHREADING_ON else f) / 2.4)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Event(3), Div, Div, Max,
+            Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Div, Num(2.4), Div, Mul,
+        ])
         .threshold(&["MS", "Fetch_Bandwidth"], "min(MS > 5, Fetch_Bandwidth > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .groups(&["TmaL1"])
@@ -744,7 +1080,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.UOP_DROPPING", "CORE"),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)", &[Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Mul])
+        .formula("100 * max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)", &[
+            Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3),
+            Add, Div, Add, Sub, Num(0.0), Max, Mul,
+        ])
         .threshold(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
@@ -757,7 +1098,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + d + e))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul])
+        .formula("100 * (a / (b + c + d + e))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
+        ])
         .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Cond_NT_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BrMispredicts"])
@@ -772,8 +1115,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / b * (c / (d + e + f + g)))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Mul, Mul])
-        .threshold(&["Cond_NT_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Cond_NT_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b * (c / (d + e + f + g)))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add,
+            Event(6), Add, Div, Mul, Mul,
+        ])
+        .threshold(&["Cond_NT_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Cond_NT_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Cond_TK_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BrMispredicts"])
         .level(3)
@@ -787,8 +1135,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / b * (c / (d + e + f + g)))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Mul, Mul])
-        .threshold(&["Cond_TK_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Cond_TK_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b * (c / (d + e + f + g)))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add,
+            Event(6), Add, Div, Mul, Mul,
+        ])
+        .threshold(&["Cond_TK_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Cond_TK_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Ind_Call_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BrMispredicts"])
         .level(3)
@@ -802,8 +1155,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / b * (c / (d + e + f + g)))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Mul, Mul])
-        .threshold(&["Ind_Call_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Ind_Call_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b * (c / (d + e + f + g)))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add,
+            Event(6), Add, Div, Mul, Mul,
+        ])
+        .threshold(&["Ind_Call_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Ind_Call_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Ind_Jump_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BrMispredicts"])
         .level(3)
@@ -818,8 +1176,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("h", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * max((a - b) / c * (d / (e + f + g + h)), 0)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Event(3), Event(4), Event(5), Add, Event(6), Add, Event(7), Add, Div, Mul, Num(0.0), Max, Mul])
-        .threshold(&["Ind_Jump_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Ind_Jump_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * max((a - b) / c * (d / (e + f + g + h)), 0)", &[
+            Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Event(3), Event(4), Event(5), Add,
+            Event(6), Add, Event(7), Add, Div, Mul, Num(0.0), Max, Mul,
+        ])
+        .threshold(&["Ind_Jump_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Ind_Jump_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Ret_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BrMispredicts"])
         .level(3)
@@ -833,8 +1196,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / b * (c / (d + e + f + g)))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Mul, Mul])
-        .threshold(&["Ret_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Ret_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b * (c / (d + e + f + g)))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Event(4), Add, Event(5), Add,
+            Event(6), Add, Div, Mul, Mul,
+        ])
+        .threshold(&["Ret_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Ret_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Other_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BvIO", "BrMispredicts"])
         .level(3)
@@ -849,8 +1217,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("h", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * max(a / (b + c + d + e) * (1 - f / (g - h)), 0.0001)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(1.0), Event(5), Event(6), Event(7), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul])
-        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * max(a / (b + c + d + e) * (1 - f / (g - h)), 0.0001)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Num(1.0), Event(5), Event(6), Event(7), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul,
+        ])
+        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
         .level(2)
@@ -864,7 +1237,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("g", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
         ])
-        .formula("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))", &[Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Event(6), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Sub, Max, Mul])
+        .formula("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))", &[
+            Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Event(6), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Sub, Max, Mul,
+        ])
         .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Nukes", "percent", "TMA", Cpu)
         .groups(&["BvIO", "Machine_Clears"])
@@ -881,8 +1260,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
             read("i", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i), 0.0001)", &[Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Event(6), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Sub, Max, Num(1.0), Event(7), Event(8), Div, Sub, Mul, Num(0.0001), Max, Mul])
-        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i), 0.0001)", &[
+            Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Event(6), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Sub, Max, Num(1.0), Event(7), Event(8), Div, Sub,
+            Mul, Num(0.0001), Max, Mul,
+        ])
+        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .groups(&["BvOB", "TmaL1"])
         .reads(&[
@@ -891,7 +1279,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
         ])
-        .formula("100 * (a / (b + c + d + a))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Mul])
+        .formula("100 * (a / (b + c + d + a))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Mul,
+        ])
         .threshold(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
     metric("Memory_Bound", "percent", "TMA", Cpu)
         .groups(&["Backend", "TmaL2"])
@@ -904,7 +1294,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + d + e))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul])
+        .formula("100 * (a / (b + c + d + e))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
+        ])
         .threshold(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("L1_Bound", "percent", "TMA", Cpu)
         .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
@@ -915,8 +1307,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "MEMORY_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * max((a - b) / c, 0)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul])
-        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * max((a - b) / c, 0)", &[
+            Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
+        ])
+        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Load_STLB_Miss", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -936,7 +1332,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d + e))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4), Add, Div, Mul]),
+        .formula("100 * (a / b * c / (c + d + e))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
+            Add, Div, Mul,
+        ]),
     metric("Load_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -948,7 +1347,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c + e))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4), Add, Div, Mul]),
+        .formula("100 * (a / b * c / (d + c + e))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
+            Add, Div, Mul,
+        ]),
     metric("Load_STLB_Miss_1G", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -960,7 +1362,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + e + c))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2), Add, Div, Mul]),
+        .formula("100 * (a / b * c / (d + e + c))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
+            Add, Div, Mul,
+        ]),
     metric("Store_Fwd_Blk", "percent", "TMA", Cpu)
         .level(4)
         .parent("L1_Bound")
@@ -969,7 +1374,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("L1_Latency_Dependency", "percent", "TMA", Cpu)
         .groups(&["BvML", "MemoryLat"])
         .level(4)
@@ -982,8 +1390,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "MEMORY_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul, Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul])
-        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
+            Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
+            Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul,
+        ])
+        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("FB_Full", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW"])
         .level(4)
@@ -1004,7 +1418,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("L3_Bound", "percent", "TMA", Cpu)
         .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
         .level(3)
@@ -1015,7 +1431,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("SQ_Full", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW", "Offcore"])
         .level(4)
@@ -1026,7 +1444,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
-        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("L3_Miss_Bound", "percent", "TMA", Cpu)
         .groups(&["MemoryBound", "TmaL3mem", "Offcore"])
         .level(3)
@@ -1036,7 +1457,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("MEM_Bandwidth", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW", "Offcore"])
         .level(4)
@@ -1046,7 +1469,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", "CORE").cmask(12),
         ])
         .formula("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
-        .threshold(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("MBA_Stalls", "percent", "TMA", Cpu)
         .groups(&["MemoryBW", "Offcore", "Server"])
         .level(5)
@@ -1056,7 +1482,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["MBA_Stalls", "MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(MBA_Stalls > 10, MEM_Bandwidth > 20), L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .threshold(&["MBA_Stalls", "MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(MBA_Stalls > 10, MEM_Bandwidth > 20), L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("MEM_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "MemoryLat", "Offcore"])
         .level(4)
@@ -1066,8 +1495,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", "CORE").cmask(12),
         ])
-        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0), Div, Sub, Mul])
-        .threshold(&["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[
+            Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
+            Div, Sub, Mul,
+        ])
+        .threshold(&["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Bound", "percent", "TMA", Cpu)
         .groups(&["MemoryBound", "TmaL3mem"])
         .level(3)
@@ -1077,7 +1512,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
         .level(4)
@@ -1089,8 +1526,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[Num(100.0), Event(0), Num(10.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul, Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3), Div, Mul])
-        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
+            Num(100.0), Event(0), Num(10.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
+            Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3),
+            Div, Mul,
+        ])
+        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Streaming_Stores", "percent", "TMA", Cpu)
         .groups(&["MemoryBW", "Offcore"])
         .level(4)
@@ -1100,7 +1544,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Store_STLB_Miss", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -1109,7 +1556,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ]),
     metric("Store_STLB_Miss_4K", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1122,7 +1572,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul,
+        ]),
     metric("Store_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1135,7 +1588,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul,
+        ]),
     metric("Store_STLB_Miss_1G", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1148,7 +1604,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("Core_Bound", "percent", "TMA", Cpu)
         .groups(&["Backend", "TmaL2", "Compute"])
         .level(2)
@@ -1160,7 +1619,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("e", "PERF_METRICS.MEMORY_BOUND", "CORE").via(MetricRead::SlotsShare(7)),
         ])
-        .formula("100 * max(0, a / (b + c + d + a) - e / (b + c + d + a))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max, Mul])
+        .formula("100 * max(0, a / (b + c + d + a) - e / (b + c + d + a))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
+            Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max,
+            Mul,
+        ])
         .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Divider", "percent", "TMA", Cpu)
         .groups(&["BvCB"])
@@ -1171,7 +1634,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("FP_Divider", "percent", "TMA", Cpu)
         .level(4)
         .parent("Divider")
@@ -1180,7 +1645,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("INT_Divider", "percent", "TMA", Cpu)
         .level(4)
         .parent("Divider")
@@ -1189,8 +1657,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ARITH.FPDIV_ACTIVE", "CORE"),
         ])
-        .formula("100 * (a / b - c / b)", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Mul])
-        .threshold(&["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b - c / b)", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Mul,
+        ])
+        .threshold(&["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Serializing_Operation", "percent", "TMA", Cpu)
         .groups(&["BvIO", "PortsUtil"])
         .level(3)
@@ -1200,8 +1673,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "CPU_CLK_UNHALTED.C02", "CORE"),
         ])
-        .formula("100 * (a / b + c / b)", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Mul])
-        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b + c / b)", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Mul,
+        ])
+        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Slow_Pause", "percent", "TMA", Cpu)
         .level(4)
         .parent("Serializing_Operation")
@@ -1210,7 +1687,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("C01_Wait", "percent", "TMA", Cpu)
         .groups(&["C0Wait"])
         .level(4)
@@ -1220,7 +1700,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["C01_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C01_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["C01_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C01_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("C02_Wait", "percent", "TMA", Cpu)
         .groups(&["C0Wait"])
         .level(4)
@@ -1230,7 +1713,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["C02_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C02_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["C02_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C02_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Memory_Fence", "percent", "TMA", Cpu)
         .level(4)
         .parent("Serializing_Operation")
@@ -1239,7 +1725,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Memory_Fence", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Memory_Fence > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Memory_Fence", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Memory_Fence > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("AMX_Busy", "percent", "TMA", Cpu)
         .groups(&["BvCB", "Compute", "HPC", "Server"])
         .level(3)
@@ -1249,8 +1738,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
-        .threshold(&["AMX_Busy", "Core_Bound", "Backend_Bound"], "min(min(AMX_Busy > 50, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(50.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
+        .threshold(&["AMX_Busy", "Core_Bound", "Backend_Bound"], "min(min(AMX_Busy > 50, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(50.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilization", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(3)
@@ -1269,8 +1763,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
             read("l", "EXE_ACTIVITY.BOUND_ON_LOADS", "CORE"),
         ])
-        .formula("100 * ((max(a - b, 0) / c * c + (d + e / (f + g + e + h) * i)) / c if j < k - l else (d + e / (f + g + e + h) * i) / c)", &[Num(100.0), Event(9), Event(10), Event(11), Sub, Lt, Event(0), Event(1), Sub, Num(0.0), Max, Event(2), Div, Event(2), Mul, Event(3), Event(4), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Mul, Add, Add, Event(2), Div, Event(3), Event(4), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Mul, Add, Event(2), Div, Select, Mul])
-        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * ((max(a - b, 0) / c * c + (d + e / (f + g + e + h) * i)) / c if j < k - l else (d + e / (f + g + e + h) * i) / c)", &[
+            Num(100.0), Event(9), Event(10), Event(11), Sub, Lt, Event(0), Event(1), Sub, Num(0.0),
+            Max, Event(2), Div, Event(2), Mul, Event(3), Event(4), Event(5), Event(6), Add,
+            Event(4), Add, Event(7), Add, Div, Event(8), Mul, Add, Add, Event(2), Div, Event(3),
+            Event(4), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Mul,
+            Add, Event(2), Div, Select, Mul,
+        ])
+        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_0", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(4)
@@ -1280,8 +1782,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (max(a - b, 0) / c)", &[Num(100.0), Event(0), Event(1), Sub, Num(0.0), Max, Event(2), Div, Mul])
-        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (max(a - b, 0) / c)", &[
+            Num(100.0), Event(0), Event(1), Sub, Num(0.0), Max, Event(2), Div, Mul,
+        ])
+        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Mixing_Vectors", "percent", "TMA", Cpu)
         .level(5)
         .parent("Ports_Utilized_0")
@@ -1300,7 +1807,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_2", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(4)
@@ -1310,7 +1820,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_3m", "percent", "TMA", Cpu)
         .groups(&["BvCB", "PortsUtil"])
         .level(4)
@@ -1320,7 +1833,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("ALU_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
         .parent("Ports_Utilized_3m")
@@ -1332,7 +1848,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c + d) / (5 * (e if HYPERTHREADING_ON else f)))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(5.0), Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b + c + d) / (5 * (e if HYPERTHREADING_ON else f)))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(5.0),
+            Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Mul, Div, Mul,
+        ])
         .threshold(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
     metric("Port_0", "percent", "TMA", Cpu)
         .groups(&["Compute"])
@@ -1343,7 +1862,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
         .threshold(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_1", "percent", "TMA", Cpu)
         .level(6)
@@ -1353,7 +1875,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
         .threshold(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_6", "percent", "TMA", Cpu)
         .level(6)
@@ -1363,7 +1888,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
         .threshold(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Load_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
@@ -1373,7 +1901,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (3 * (b if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(3.0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (a / (3 * (b if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(3.0), Const(Constant::HyperthreadingOn), Event(1), Event(2),
+            Select, Mul, Div, Mul,
+        ])
         .threshold(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Store_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
@@ -1384,7 +1915,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[Num(100.0), Event(0), Event(1), Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[
+            Num(100.0), Event(0), Event(1), Add, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(2), Event(3), Select, Mul, Div, Mul,
+        ])
         .threshold(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Retiring", "percent", "TMA", Cpu)
         .groups(&["BvUW", "TmaL1"])
@@ -1394,7 +1928,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
             read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + a + d))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul])
+        .formula("100 * (a / (b + c + a + d))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul,
+        ])
         .threshold(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
     metric("Light_Operations", "percent", "TMA", Cpu)
         .groups(&["Retire", "TmaL2"])
@@ -1407,7 +1943,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
         ])
-        .formula("100 * max(0, a / (b + c + a + d) - e / (b + c + a + d))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Mul])
+        .formula("100 * max(0, a / (b + c + a + d) - e / (b + c + a + d))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
+            Mul,
+        ])
         .threshold(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
     metric("FP_Arith", "percent", "TMA", Cpu)
         .groups(&["HPC"])
@@ -1426,7 +1966,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("k", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div, Event(6), Event(7), Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Mul, Div, Add, Event(9), Event(10), Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Mul, Div, Add, Mul])
+        .formula("100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(4), Mul, Event(5), Div, Event(6), Event(7), Add, Event(0), Event(1), Event(2),
+            Add, Event(0), Add, Event(3), Add, Div, Event(8), Mul, Div, Add, Event(9), Event(10),
+            Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8),
+            Mul, Div, Add, Mul,
+        ])
         .threshold(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("X87_Use", "percent", "TMA", Cpu)
         .groups(&["Compute"])
@@ -1440,8 +1986,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "UOPS_EXECUTED.X87", "CORE"),
             read("f", "UOPS_EXECUTED.THREAD", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) * e / f)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div, Mul])
-        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * (a / (b + c + a + d) * e / f)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(4), Mul, Event(5), Div, Mul,
+        ])
+        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Scalar", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(4)
@@ -1455,8 +2006,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul, Div, Mul])
-        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
+            Event(5), Add, Div, Event(6), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(4)
@@ -1470,8 +2026,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul, Div, Mul])
-        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
+            Event(5), Add, Div, Event(6), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector_128b", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(5)
@@ -1486,8 +2047,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add, Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul])
-        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
+            Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector_256b", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(5)
@@ -1502,8 +2069,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add, Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul])
-        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
+            Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector_512b", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(5)
@@ -1518,8 +2091,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add, Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul])
-        .threshold(&["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
+            Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(60.0), Gt, Min,
+        ]),
     metric("Int_Operations", "percent", "TMA", Cpu)
         .groups(&["Pipeline"])
         .level(3)
@@ -1536,7 +2115,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("i", "INT_VEC_RETIRED.MUL_256", "CORE"),
             read("j", "INT_VEC_RETIRED.VNNI_256", "CORE"),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g) + (h + i + j) / (c / (d + e + c + f) * g))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul, Div, Event(7), Event(8), Add, Event(9), Add, Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul, Div, Add, Mul])
+        .formula("100 * ((a + b) / (c / (d + e + c + f) * g) + (h + i + j) / (c / (d + e + c + f) * g))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
+            Event(5), Add, Div, Event(6), Mul, Div, Event(7), Event(8), Add, Event(9), Add,
+            Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul,
+            Div, Add, Mul,
+        ])
         .threshold(&["Int_Operations", "Light_Operations"], "min(Int_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Int_Vector_128b", "percent", "TMA", Cpu)
         .groups(&["Compute", "IntVector", "Pipeline"])
@@ -1551,8 +2135,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul, Div, Mul])
-        .threshold(&["Int_Vector_128b", "Int_Operations", "Light_Operations"], "min(min(Int_Vector_128b > 10, Int_Operations > 10), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
+            Event(5), Add, Div, Event(6), Mul, Div, Mul,
+        ])
+        .threshold(&["Int_Vector_128b", "Int_Operations", "Light_Operations"], "min(min(Int_Vector_128b > 10, Int_Operations > 10), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("Int_Vector_256b", "percent", "TMA", Cpu)
         .groups(&["Compute", "IntVector", "Pipeline"])
         .level(4)
@@ -1567,8 +2156,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add, Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul])
-        .threshold(&["Int_Vector_256b", "Int_Operations", "Light_Operations"], "min(min(Int_Vector_256b > 10, Int_Operations > 10), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
+            Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul,
+        ])
+        .threshold(&["Int_Vector_256b", "Int_Operations", "Light_Operations"], "min(min(Int_Vector_256b > 10, Int_Operations > 10), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("Memory_Operations", "percent", "TMA", Cpu)
         .groups(&["Pipeline"])
         .level(3)
@@ -1582,7 +2176,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "MEM_UOP_RETIRED.ANY", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(6), Mul, Div, Mul])
+        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
+            Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(6), Mul, Div, Mul,
+        ])
         .threshold(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Fused_Instructions", "percent", "TMA", Cpu)
         .groups(&["Branches", "BvBO", "Pipeline"])
@@ -1597,7 +2196,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INST_RETIRED.MACRO_FUSED", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(6), Mul, Div, Mul])
+        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
+            Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(6), Mul, Div, Mul,
+        ])
         .threshold(&["Fused_Instructions", "Light_Operations"], "min(Fused_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Non_Fused_Branches", "percent", "TMA", Cpu)
         .groups(&["Branches", "BvBO", "Pipeline"])
@@ -1613,7 +2217,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "INST_RETIRED.MACRO_FUSED", "CORE"),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (f - g) / (a / (b + c + a + d) * h))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(5), Event(6), Sub, Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Mul])
+        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (f - g) / (a / (b + c + a + d) * h))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
+            Event(5), Event(6), Sub, Mul, Event(0), Event(1), Event(2), Add, Event(0), Add,
+            Event(3), Add, Div, Event(7), Mul, Div, Mul,
+        ])
         .threshold(&["Non_Fused_Branches", "Light_Operations"], "min(Non_Fused_Branches > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Other_Light_Ops", "percent", "TMA", Cpu)
         .groups(&["Pipeline"])
@@ -1641,7 +2250,28 @@ pub static METRICS: &[MetricInfo] = &[
             read("s", "INST_RETIRED.MACRO_FUSED", "CORE"),
             read("t", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("100 * max(0, max(0, a / (b + c + a + d) - e / (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k + l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a / (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) * j)))", &[Num(100.0), Num(0.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(5), Mul, Event(6), Div, Event(7), Event(8), Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Event(10), Event(11), Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Event(12), Event(13), Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Event(14), Event(15), Add, Event(16), Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(17), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(18), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(19), Event(18), Sub, Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Sub, Max, Mul])
+        .formula("100 * max(0, max(0, a / (b + c + a + d) - e / (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k + l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a / (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) * j)))", &[
+            Num(100.0), Num(0.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add,
+            Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Sub, Max, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(5), Mul, Event(6), Div, Event(7), Event(8), Add, Event(0), Event(1), Event(2),
+            Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Event(10), Event(11),
+            Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9),
+            Mul, Div, Add, Event(12), Event(13), Add, Event(0), Event(1), Event(2), Add, Event(0),
+            Add, Event(3), Add, Div, Event(9), Mul, Div, Event(14), Event(15), Add, Event(16), Add,
+            Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul,
+            Div, Add, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3),
+            Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub,
+            Max, Event(17), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(9), Mul, Div, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(0),
+            Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3),
+            Add, Div, Sub, Max, Event(18), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add,
+            Event(3), Add, Div, Event(9), Mul, Div, Add, Num(0.0), Event(0), Event(1), Event(2),
+            Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0),
+            Add, Event(3), Add, Div, Sub, Max, Event(19), Event(18), Sub, Mul, Event(0), Event(1),
+            Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Sub, Max,
+            Mul,
+        ])
         .threshold(&["Other_Light_Ops", "Light_Operations"], "min(Other_Light_Ops > 30, Light_Operations > 60)", &[Event(0), Num(30.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Nop_Instructions", "percent", "TMA", Cpu)
         .groups(&["BvBO", "Pipeline"])
@@ -1656,8 +2286,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INST_RETIRED.NOP", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(6), Mul, Div, Mul])
-        .threshold(&["Nop_Instructions", "Other_Light_Ops", "Light_Operations"], "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
+            Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(6), Mul, Div, Mul,
+        ])
+        .threshold(&["Nop_Instructions", "Other_Light_Ops", "Light_Operations"], "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("Shuffles_256b", "percent", "TMA", Cpu)
         .groups(&["HPC", "Pipeline"])
         .level(4)
@@ -1671,8 +2308,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INT_VEC_RETIRED.SHUFFLES", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max, Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(6), Mul, Div, Mul])
-        .threshold(&["Shuffles_256b", "Other_Light_Ops", "Light_Operations"], "min(min(Shuffles_256b > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
+            Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(6), Mul, Div, Mul,
+        ])
+        .threshold(&["Shuffles_256b", "Other_Light_Ops", "Light_Operations"], "min(min(Shuffles_256b > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("Heavy_Operations", "percent", "TMA", Cpu)
         .groups(&["Retire", "TmaL2"])
         .level(2)
@@ -1684,7 +2328,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + d + e))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul])
+        .formula("100 * (a / (b + c + d + e))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
+        ])
         .threshold(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
     metric("Few_Uops_Instructions", "percent", "TMA", Cpu)
         .level(3)
@@ -1698,7 +2344,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "UOPS_RETIRED.MS", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * max(0, a / (b + c + d + e) - f / g)", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Max, Mul])
+        .formula("100 * max(0, a / (b + c + d + e) - f / g)", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add,
+            Div, Event(5), Event(6), Div, Sub, Max, Mul,
+        ])
         .threshold(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Microcode_Sequencer", "percent", "TMA", Cpu)
         .groups(&["MicroSeq"])
@@ -1718,8 +2367,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "ASSISTS.ANY", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((99 * 3 + 63 + 30) / 5 * a / b)", &[Num(100.0), Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div, Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min]),
+        .formula("100 * ((99 * 3 + 63 + 30) / 5 * a / b)", &[
+            Num(100.0), Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div,
+            Event(0), Mul, Event(1), Div, Mul,
+        ])
+        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+        ]),
     metric("Page_Faults", "percent", "TMA", Cpu)
         .level(5)
         .parent("Assists")
@@ -1757,8 +2411,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("c", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * max(0, a / b - (99 * 3 + 63 + 30) / 5 * c / b)", &[Num(100.0), Num(0.0), Event(0), Event(1), Div, Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div, Event(2), Mul, Event(1), Div, Sub, Max, Mul])
-        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min]),
+        .formula("100 * max(0, a / b - (99 * 3 + 63 + 30) / 5 * c / b)", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Div, Num(99.0), Num(3.0), Mul, Num(63.0),
+            Add, Num(30.0), Add, Num(5.0), Div, Event(2), Mul, Event(1), Div, Sub, Max, Mul,
+        ])
+        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+        ]),
     metric("Info_Botlnk_L0_Core_Bound_Likely", "", "TMA", Cpu)
         .groups(&["Cor", "SMT"])
         .reads(&[
@@ -1778,7 +2437,23 @@ pub static METRICS: &[MetricInfo] = &[
             read("n", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("o", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
         ])
-        .formula("100 * (1 - max(0, a / (b + c + d + a) - e / (b + c + d + a)) / ((max(f - g, 0) / h * h + (i + d / (b + c + d + a) * j)) / h if k < l - m else (i + d / (b + c + d + a) * j) / h) if max(0, a / (b + c + d + a) - e / (b + c + d + a)) < ((max(f - g, 0) / h * h + (i + d / (b + c + d + a) * j)) / h if k < l - m else (i + d / (b + c + d + a) * j) / h) else 1) if (1 - n / o if HYPERTHREADING_ON else 0) > 0.5 else 0", &[Const(Constant::HyperthreadingOn), Num(1.0), Event(13), Event(14), Div, Sub, Num(0.0), Select, Num(0.5), Gt, Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max, Event(10), Event(11), Event(12), Sub, Lt, Event(5), Event(6), Sub, Num(0.0), Max, Event(7), Div, Event(7), Mul, Event(8), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(9), Mul, Add, Add, Event(7), Div, Event(8), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(9), Mul, Add, Event(7), Div, Select, Lt, Num(1.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max, Event(10), Event(11), Event(12), Sub, Lt, Event(5), Event(6), Sub, Num(0.0), Max, Event(7), Div, Event(7), Mul, Event(8), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(9), Mul, Add, Add, Event(7), Div, Event(8), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(9), Mul, Add, Event(7), Div, Select, Div, Sub, Num(1.0), Select, Mul, Num(0.0), Select])
+        .formula("100 * (1 - max(0, a / (b + c + d + a) - e / (b + c + d + a)) / ((max(f - g, 0) / h * h + (i + d / (b + c + d + a) * j)) / h if k < l - m else (i + d / (b + c + d + a) * j) / h) if max(0, a / (b + c + d + a) - e / (b + c + d + a)) < ((max(f - g, 0) / h * h + (i + d / (b + c + d + a) * j)) / h if k < l - m else (i + d / (b + c + d + a) * j) / h) else 1) if (1 - n / o if HYPERTHREADING_ON else 0) > 0.5 else 0", &[
+            Const(Constant::HyperthreadingOn), Num(1.0), Event(13), Event(14), Div, Sub, Num(0.0),
+            Select, Num(0.5), Gt, Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add,
+            Event(3), Add, Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add,
+            Event(0), Add, Div, Sub, Max, Event(10), Event(11), Event(12), Sub, Lt, Event(5),
+            Event(6), Sub, Num(0.0), Max, Event(7), Div, Event(7), Mul, Event(8), Event(3),
+            Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(9), Mul, Add, Add,
+            Event(7), Div, Event(8), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0),
+            Add, Div, Event(9), Mul, Add, Event(7), Div, Select, Lt, Num(1.0), Num(0.0), Event(0),
+            Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(4), Event(1),
+            Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max, Event(10), Event(11),
+            Event(12), Sub, Lt, Event(5), Event(6), Sub, Num(0.0), Max, Event(7), Div, Event(7),
+            Mul, Event(8), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div,
+            Event(9), Mul, Add, Add, Event(7), Div, Event(8), Event(3), Event(1), Event(2), Add,
+            Event(3), Add, Event(0), Add, Div, Event(9), Mul, Add, Event(7), Div, Select, Div, Sub,
+            Num(1.0), Select, Mul, Num(0.0), Select,
+        ])
         .threshold(&["Info_Botlnk_L0_Core_Bound_Likely"], "Info_Botlnk_L0_Core_Bound_Likely > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Thread_IPC", "", "TMA", Cpu)
         .groups(&["Ret", "Summary"])
@@ -1797,7 +2472,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div])
+        .formula("a / (b + c + a + d) * e / f", &[
+            Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
+            Event(5), Div,
+        ])
         .threshold(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
         .groups(&["Branches", "Fed", "FetchBW"])
@@ -1809,7 +2487,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div])
+        .formula("a / (b + c + a + d) * e / f", &[
+            Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
+            Event(5), Div,
+        ])
         .threshold(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 6 * 1.5", &[Event(0), Num(6.0), Num(1.5), Mul, Lt]),
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
         .groups(&["Pipeline", "Mem"])
@@ -1844,7 +2525,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / (b if HYPERTHREADING_ON else c)", &[Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div]),
+        .formula("a / (b if HYPERTHREADING_ON else c)", &[
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div,
+        ]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .groups(&["Ret", "Flops"])
         .reads(&[
@@ -1856,7 +2539,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(1 * a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)", &[Num(1.0), Event(0), Mul, Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0), Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Const(Constant::HyperthreadingOn), Event(5), Event(6), Select, Div]),
+        .formula("(1 * a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)", &[
+            Num(1.0), Event(0), Mul, Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add,
+            Num(8.0), Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add,
+            Const(Constant::HyperthreadingOn), Event(5), Event(6), Select, Div,
+        ]),
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
         .groups(&["Cor", "Flops", "HPC"])
         .reads(&[
@@ -1866,7 +2553,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[Event(0), Event(1), Add, Event(2), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(3), Event(4), Select, Mul, Div]),
+        .formula("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[
+            Event(0), Event(1), Add, Event(2), Add, Num(2.0), Const(Constant::HyperthreadingOn),
+            Event(3), Event(4), Select, Mul, Div,
+        ]),
     metric("Info_Core_ILP", "", "TMA", Cpu)
         .groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
@@ -1887,7 +2577,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a if HYPERTHREADING_ON else b", &[Const(Constant::HyperthreadingOn), Event(0), Event(1), Select]),
+        .formula("a if HYPERTHREADING_ON else b", &[
+            Const(Constant::HyperthreadingOn), Event(0), Event(1), Select,
+        ]),
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
         .groups(&["InsType"])
         .reads(&[
@@ -1945,7 +2637,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (1 * b + 2 * c + 4 * d + 8 * e + 16 * f)", &[Event(0), Num(1.0), Event(1), Mul, Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add, Num(8.0), Event(4), Mul, Add, Num(16.0), Event(5), Mul, Add, Div])
+        .formula("a / (1 * b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
+            Event(0), Num(1.0), Event(1), Mul, Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3),
+            Mul, Add, Num(8.0), Event(4), Mul, Add, Num(16.0), Event(5), Mul, Add, Div,
+        ])
         .threshold(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
         .groups(&["Flops", "InsType"])
@@ -1956,7 +2651,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
         ])
-        .formula("a / (b + c + (d + e))", &[Event(0), Event(1), Event(2), Add, Event(3), Event(4), Add, Add, Div])
+        .formula("a / (b + c + (d + e))", &[
+            Event(0), Event(1), Event(2), Add, Event(3), Event(4), Add, Add, Div,
+        ])
         .threshold(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_HP", "", "TMA", Cpu)
         .groups(&["Flops", "FpScalar", "InsType"])
@@ -2050,7 +2747,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "UOPS_RETIRED.SLOTS", "CORE").cmask(1),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div]),
+        .formula("a / (b + c + a + d) * e / f", &[
+            Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
+            Event(5), Div,
+        ]),
     metric("Info_Pipeline_Strings_Cycles", "", "TMA", Cpu)
         .groups(&["MicroSeq", "Pipeline", "Ret"])
         .reads(&[
@@ -2074,7 +2774,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div]),
+        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div,
+        ]),
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
         .groups(&["Fed", "FetchBW"])
         .reads(&[
@@ -2104,7 +2807,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
         ])
         .formula("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
-        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 6 > 0.35)", &[Event(0), Num(0.7), Lt, Event(1), Num(6.0), Div, Num(0.35), Gt, Min]),
+        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 6 > 0.35)", &[
+            Event(0), Num(0.7), Lt, Event(1), Num(6.0), Div, Num(0.35), Gt, Min,
+        ]),
     metric("Info_Frontend_Unknown_Branch_Cost", "", "TMA", Cpu)
         .groups(&["Fed"])
         .reads(&[
@@ -2190,7 +2895,23 @@ pub static METRICS: &[MetricInfo] = &[
             read("w", "IDQ.MS_CYCLES_ANY", "CORE"),
             read("x", "UOPS_RETIRED.MS", "CORE").cmask(1),
         ])
-        .formula("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (j / i + k / i + (l / i + m / i) + 3 * n / (o / p) / i + q / i + h / i) + max(0, b / (b + c + d + e) - f / g - (a / (b + c + d + e) - f / g)) * ((r - s) / (t if HYPERTHREADING_ON else i) / 2) / ((r - s) / (t if HYPERTHREADING_ON else i) / 2 + (u - v) / (t if HYPERTHREADING_ON else i) / 2 + max(w, x / (o / p)) / (t if HYPERTHREADING_ON else i) / 2.4))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(7), Event(8), Div, Mul, Event(9), Event(8), Div, Event(10), Event(8), Div, Add, Event(11), Event(8), Div, Event(12), Event(8), Div, Add, Add, Num(3.0), Event(13), Mul, Event(14), Event(15), Div, Div, Event(8), Div, Add, Event(16), Event(8), Div, Add, Event(7), Event(8), Div, Add, Div, Num(0.0), Event(1), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Sub, Max, Event(17), Event(18), Sub, Const(Constant::HyperthreadingOn), Event(19), Event(8), Select, Div, Num(2.0), Div, Mul, Event(17), Event(18), Sub, Const(Constant::HyperthreadingOn), Event(19), Event(8), Select, Div, Num(2.0), Div, Event(20), Event(21), Sub, Const(Constant::HyperthreadingOn), Event(19), Event(8), Select, Div, Num(2.0), Div, Add, Event(22), Event(23), Event(14), Event(15), Div, Div, Max, Const(Constant::HyperthreadingOn), Event(19), Event(8), Select, Div, Num(2.4), Div, Add, Div, Add, Mul])
+        .formula("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (j / i + k / i + (l / i + m / i) + 3 * n / (o / p) / i + q / i + h / i) + max(0, b / (b + c + d + e) - f / g - (a / (b + c + d + e) - f / g)) * ((r - s) / (t if HYPERTHREADING_ON else i) / 2) / ((r - s) / (t if HYPERTHREADING_ON else i) / 2 + (u - v) / (t if HYPERTHREADING_ON else i) / 2 + max(w, x / (o / p)) / (t if HYPERTHREADING_ON else i) / 2.4))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Event(5), Event(6), Div, Sub, Event(7), Event(8), Div, Mul, Event(9), Event(8), Div,
+            Event(10), Event(8), Div, Add, Event(11), Event(8), Div, Event(12), Event(8), Div, Add,
+            Add, Num(3.0), Event(13), Mul, Event(14), Event(15), Div, Div, Event(8), Div, Add,
+            Event(16), Event(8), Div, Add, Event(7), Event(8), Div, Add, Div, Num(0.0), Event(1),
+            Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div,
+            Sub, Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5),
+            Event(6), Div, Sub, Sub, Max, Event(17), Event(18), Sub,
+            Const(Constant::HyperthreadingOn), Event(19), Event(8), Select, Div, Num(2.0), Div,
+            Mul, Event(17), Event(18), Sub, Const(Constant::HyperthreadingOn), Event(19), Event(8),
+            Select, Div, Num(2.0), Div, Event(20), Event(21), Sub,
+            Const(Constant::HyperthreadingOn), Event(19), Event(8), Select, Div, Num(2.0), Div,
+            Add, Event(22), Event(23), Event(14), Event(15), Div, Div, Max,
+            Const(Constant::HyperthreadingOn), Event(19), Event(8), Select, Div, Num(2.4), Div,
+            Add, Div, Add, Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
         .groups(&["DSB", "Fed", "FetchBW"])
@@ -2213,7 +2934,23 @@ pub static METRICS: &[MetricInfo] = &[
             read("p", "UOPS_RETIRED.SLOTS", "CORE"),
             read("q", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)) / (g / (a + b + c + d) - e / f + max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + max(n, o / (p / q)) / (j if HYPERTHREADING_ON else k) / 2.4)))", &[Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(6), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Sub, Max, Event(6), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(6), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Sub, Max, Add, Div, Mul, Event(7), Event(8), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.0), Div, Event(11), Event(12), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.0), Div, Event(7), Event(8), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.0), Div, Add, Event(13), Event(14), Event(15), Event(16), Div, Div, Max, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.4), Div, Add, Div, Mul, Mul])
+        .formula("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)) / (g / (a + b + c + d) - e / f + max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + max(n, o / (p / q)) / (j if HYPERTHREADING_ON else k) / 2.4)))", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Event(4), Event(5), Div, Sub, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(6), Event(0), Event(1),
+            Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Sub, Max,
+            Event(6), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4),
+            Event(5), Div, Sub, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(6), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Sub, Max, Add, Div,
+            Mul, Event(7), Event(8), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10),
+            Select, Div, Num(2.0), Div, Event(11), Event(12), Sub,
+            Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.0), Div,
+            Event(7), Event(8), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10),
+            Select, Div, Num(2.0), Div, Add, Event(13), Event(14), Event(15), Event(16), Div, Div,
+            Max, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.4),
+            Div, Add, Div, Mul, Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
         .groups(&["Fed", "FetchLat", "IcMiss"])
@@ -2236,7 +2973,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("p", "DECODE.LCP", "CORE"),
             read("q", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (h / i + j / i + (k / i + l / i) + 3 * m / (n / o) / i + p / i + q / i))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(7), Event(8), Div, Mul, Event(7), Event(8), Div, Event(9), Event(8), Div, Add, Event(10), Event(8), Div, Event(11), Event(8), Div, Add, Add, Num(3.0), Event(12), Mul, Event(13), Event(14), Div, Div, Event(8), Div, Add, Event(15), Event(8), Div, Add, Event(16), Event(8), Div, Add, Div, Mul])
+        .formula("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (h / i + j / i + (k / i + l / i) + 3 * m / (n / o) / i + p / i + q / i))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Event(5), Event(6), Div, Sub, Event(7), Event(8), Div, Mul, Event(7), Event(8), Div,
+            Event(9), Event(8), Div, Add, Event(10), Event(8), Div, Event(11), Event(8), Div, Add,
+            Add, Num(3.0), Event(12), Mul, Event(13), Event(14), Div, Div, Event(8), Div, Add,
+            Event(15), Event(8), Div, Add, Event(16), Event(8), Div, Add, Div, Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
         .groups(&["Bad", "BadSpec", "BrMispredicts"])
@@ -2304,7 +3047,23 @@ pub static METRICS: &[MetricInfo] = &[
             read("u", "DECODE.LCP", "CORE"),
             read("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)) * b / 6 / h / 100", &[Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Mul, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Num(1.0), Event(7), Event(8), Event(9), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Div, Sub, Mul, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Event(10), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Event(11), Event(1), Div, Sub, Event(2), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Num(1.0), Event(3), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Event(11), Event(1), Div, Sub, Event(6), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Add, Event(5), Event(3), Event(4), Add, Event(5), Add, Event(6), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul, Event(13), Div, Mul, Event(14), Event(13), Div, Event(15), Event(13), Div, Add, Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add, Num(3.0), Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20), Event(13), Div, Add, Event(21), Event(13), Div, Add, Div, Add, Mul, Event(1), Mul, Num(6.0), Div, Event(7), Div, Num(100.0), Div]),
+        .formula("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)) * b / 6 / h / 100", &[
+            Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Mul, Event(2), Event(3),
+            Event(4), Add, Event(5), Add, Event(6), Add, Div, Num(1.0), Event(7), Event(8),
+            Event(9), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(2), Event(3), Event(4), Add,
+            Event(5), Add, Event(6), Add, Div, Div, Sub, Mul, Event(2), Event(3), Event(4), Add,
+            Event(5), Add, Event(6), Add, Div, Event(10), Event(3), Event(4), Add, Event(5), Add,
+            Event(6), Add, Div, Event(11), Event(1), Div, Sub, Event(2), Event(3), Event(4), Add,
+            Event(5), Add, Event(6), Add, Div, Num(1.0), Event(3), Event(3), Event(4), Add,
+            Event(5), Add, Event(6), Add, Div, Event(11), Event(1), Div, Sub, Event(6), Event(3),
+            Event(4), Add, Event(5), Add, Event(6), Add, Div, Add, Event(5), Event(3), Event(4),
+            Add, Event(5), Add, Event(6), Add, Div, Add, Sub, Num(0.0), Max, Div, Event(12), Mul,
+            Event(13), Div, Mul, Event(14), Event(13), Div, Event(15), Event(13), Div, Add,
+            Event(12), Event(13), Div, Event(16), Event(13), Div, Add, Add, Num(3.0), Event(17),
+            Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20), Event(13), Div,
+            Add, Event(21), Event(13), Div, Add, Div, Add, Mul, Event(1), Mul, Num(6.0), Div,
+            Event(7), Div, Num(100.0), Div,
+        ]),
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
         .groups(&["BrMispredicts"])
         .reads(&[
@@ -2343,7 +3102,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("d", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a - b - 2 * c) / d", &[Event(0), Event(1), Sub, Num(2.0), Event(2), Mul, Sub, Event(3), Div]),
+        .formula("(a - b - 2 * c) / d", &[
+            Event(0), Event(1), Sub, Num(2.0), Event(2), Mul, Sub, Event(3), Div,
+        ]),
     metric("Info_Branches_Other_Branches", "", "TMA", Cpu)
         .groups(&["Bad", "Branches"])
         .reads(&[
@@ -2354,7 +3115,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
             read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[Num(1.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Event(3), Event(4), Add, Event(1), Div, Add, Event(5), Event(2), Sub, Num(2.0), Event(3), Mul, Sub, Event(1), Div, Add, Sub]),
+        .formula("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[
+            Num(1.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Event(3), Event(4),
+            Add, Event(1), Div, Add, Event(5), Event(2), Sub, Num(2.0), Event(3), Mul, Sub,
+            Event(1), Div, Add, Sub,
+        ]),
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
@@ -2445,25 +3210,37 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryTLB"])
         .reads(&[
@@ -2473,7 +3250,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c) / (4 * (d if HYPERTHREADING_ON else e))", &[Event(0), Event(1), Add, Event(2), Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Event(4), Select, Mul, Div])
+        .formula("(a + b + c) / (4 * (d if HYPERTHREADING_ON else e))", &[
+            Event(0), Event(1), Add, Event(2), Add, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(3), Event(4), Select, Mul, Div,
+        ])
         .threshold(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
         .groups(&["Fed", "MemoryTLB"])
@@ -2501,25 +3281,37 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
         .groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
@@ -2615,7 +3407,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("(1 * a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(1.0), Event(0), Mul, Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0), Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("(1 * a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(1.0), Event(0), Mul, Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add,
+            Num(8.0), Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_C0_Wait", "", "TMA", Cpu)
         .groups(&["C0Wait"])
         .reads(&[
@@ -2632,26 +3428,38 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("d", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("64 * (a + b + c + d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * (a + b + c + d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Mul,
+            Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_IO_Read_BW", "GB/sec", "TMA", Socket)
         .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Num(64.0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Num(64.0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_IO_Write_BW", "GB/sec", "TMA", Socket)
         .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("(a + b) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_UPI_Data_Transmit_BW", "MB/sec", "TMA", Socket)
         .groups(&["SoC", "Server"])
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * 64 / 9 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(9.0), Div, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 9 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(9.0), Div, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("Info_System_Time", "", "TMA", Socket)
         .groups(&["Summary"])
         .formula("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
@@ -2670,23 +3478,35 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
         ])
-        .formula("1 - a / b if HYPERTHREADING_ON else 0", &[Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Div, Sub, Num(0.0), Select]),
+        .formula("1 - a / b if HYPERTHREADING_ON else 0", &[
+            Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Div, Sub, Num(0.0),
+            Select,
+        ]),
     metric("Info_Memory_SoC_R2C_Offcore_BW", "GB/sec", "TMA", Cpu)
         .groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
             read("a", "OCR.READS_TO_CORE.ANY_RESPONSE", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_SoC_R2C_L3M_BW", "GB/sec", "TMA", Cpu)
         .groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
             read("a", "OCR.READS_TO_CORE.L3_MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_SoC_R2C_DRAM_BW", "GB/sec", "TMA", Cpu)
         .groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
             read("a", "OCR.READS_TO_CORE.DRAM", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
 ];

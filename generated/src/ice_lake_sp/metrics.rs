@@ -99,35 +99,55 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("llc_demand_data_read_miss_latency_for_local_requests", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("llc_demand_data_read_miss_latency_for_remote_requests", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("llc_demand_data_read_miss_to_pmem_latency", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("llc_demand_data_read_miss_to_dram_latency", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("itlb_2nd_level_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
@@ -165,7 +185,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (a + b) / (a + b + c + d)", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div]),
+        .formula("100 * (a + b) / (a + b + c + d)", &[
+            Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div,
+        ]),
     metric("numa_reads_addressed_to_remote_dram", "percent", "NUMA", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", "CHA"),
@@ -173,62 +196,91 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (c + d) / (a + b + c + d)", &[Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div]),
+        .formula("100 * (c + d) / (a + b + c + d)", &[
+            Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div,
+        ]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
+            Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("upi_data_transmit_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_extra_write_bw_due_to_directory_updates", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_CHA_DIR_UPDATE.HA", "CHA"),
             read("b", "UNC_CHA_DIR_UPDATE.TOR", "CHA"),
             read("c", "UNC_M2M_DIRECTORY_UPDATE.ANY", "M2M"),
         ])
-        .formula("(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Event(2), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Event(2), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("pmem_memory_bandwidth_read", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_M_PMM_RPQ_INSERTS", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("pmem_memory_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_M_PMM_WPQ_INSERTS", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("pmem_memory_bandwidth_total", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_M_PMM_RPQ_INSERTS", "IMC"),
             read("b", "UNC_M_PMM_WPQ_INSERTS", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", "CHA"),
@@ -236,7 +288,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0),
+            Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_read_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
@@ -250,7 +305,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", "CHA"),
         ])
-        .formula("100 * ((b + d) / (a + c))", &[Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul]),
+        .formula("100 * ((b + d) / (a + c))", &[
+            Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul,
+        ]),
     metric("io_full_write_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
@@ -264,7 +321,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (a / (a + b + c + d))", &[Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (a / (a + b + c + d))", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -272,7 +331,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (b / (a + b + c + d))", &[Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (b / (a + b + c + d))", &[
+            Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -280,65 +341,93 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (c / (a + b + c + d))", &[Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul]),
+        .formula("100 * (c / (a + b + c + d))", &[
+            Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
+        ]),
     metric("io_bandwidth_read_local", "MB/sec", "BW,IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read_remote", "MB/sec", "BW,IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_local", "MB/sec", "BW,IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_remote", "MB/sec", "BW,IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_local_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("upi_data_receive_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_RxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
         .groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
@@ -364,7 +453,28 @@ pub static METRICS: &[MetricInfo] = &[
             read("t", "DECODE.LCP", "CORE"),
             read("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o))", &[Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul, Event(3), Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(4), Event(11), Event(5), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul, Event(3), Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Sub, Num(0.0), Max, Mul, Div, Sub, Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul, Event(3), Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(5.0), Event(12), Mul, Event(10), Sub, Event(3), Div, Event(4), Event(4), Event(5), Add, Div, Event(13), Mul, Event(14), Div, Mul, Event(15), Event(14), Div, Event(16), Event(14), Div, Add, Event(13), Event(14), Div, Num(10.0), Event(17), Mul, Event(14), Div, Add, Add, Num(3.0), Event(18), Mul, Event(14), Div, Add, Event(19), Event(14), Div, Add, Event(20), Event(14), Div, Add, Div, Add, Mul])
+        .formula("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o))", &[
+            Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div,
+            Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7),
+            Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9),
+            Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul,
+            Event(3), Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9),
+            Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(4), Event(11), Event(5), Sub,
+            Div, Sub, Mul, Num(0.0001), Max, Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0),
+            Event(6), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Event(10),
+            Event(3), Div, Sub, Event(9), Event(6), Event(7), Add, Event(8), Add, Event(9), Add,
+            Div, Num(5.0), Event(11), Mul, Event(3), Div, Add, Add, Event(8), Event(6), Event(7),
+            Add, Event(8), Add, Event(9), Add, Div, Add, Sub, Num(0.0), Max, Mul, Div, Sub, Mul,
+            Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7), Add,
+            Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9), Event(6),
+            Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul, Event(3),
+            Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div,
+            Add, Sub, Num(0.0), Max, Mul, Num(5.0), Event(12), Mul, Event(10), Sub, Event(3), Div,
+            Event(4), Event(4), Event(5), Add, Div, Event(13), Mul, Event(14), Div, Mul, Event(15),
+            Event(14), Div, Event(16), Event(14), Div, Add, Event(13), Event(14), Div, Num(10.0),
+            Event(17), Mul, Event(14), Div, Add, Add, Num(3.0), Event(18), Mul, Event(14), Div,
+            Add, Event(19), Event(14), Div, Add, Event(20), Event(14), Div, Add, Div, Add, Mul,
+        ])
         .threshold(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
         .groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
@@ -381,7 +491,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "DECODE.LCP", "CORE"),
             read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((5 * a - b) / c) * (d / e + f / e + 10 * g / e) / (f / e + d / e + (h / e + 10 * g / e) + 3 * i / e + j / e + k / e)", &[Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Mul, Event(3), Event(4), Div, Event(5), Event(4), Div, Add, Num(10.0), Event(6), Mul, Event(4), Div, Add, Mul, Event(5), Event(4), Div, Event(3), Event(4), Div, Add, Event(7), Event(4), Div, Num(10.0), Event(6), Mul, Event(4), Div, Add, Add, Num(3.0), Event(8), Mul, Event(4), Div, Add, Event(9), Event(4), Div, Add, Event(10), Event(4), Div, Add, Div])
+        .formula("100 * ((5 * a - b) / c) * (d / e + f / e + 10 * g / e) / (f / e + d / e + (h / e + 10 * g / e) + 3 * i / e + j / e + k / e)", &[
+            Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Mul, Event(3),
+            Event(4), Div, Event(5), Event(4), Div, Add, Num(10.0), Event(6), Mul, Event(4), Div,
+            Add, Mul, Event(5), Event(4), Div, Event(3), Event(4), Div, Add, Event(7), Event(4),
+            Div, Num(10.0), Event(6), Mul, Event(4), Div, Add, Add, Num(3.0), Event(8), Mul,
+            Event(4), Div, Add, Event(9), Event(4), Div, Add, Event(10), Event(4), Div, Add, Div,
+        ])
         .threshold(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
         .groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
@@ -414,7 +530,59 @@ pub static METRICS: &[MetricInfo] = &[
             read("y", "ASSISTS.ANY", "CORE"),
             read("z", "IDQ.MS_UOPS", "CORE").cmask(1),
         ])
-        .formula("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0))) * ((5 * m - e) / f) * (j / (j + k) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) - g / h * i / f / (g / h * i / f + c / (a + b + c + d) * (v - w) / x - g / h * i / f + g / h * i / f) * (34 * y / f / (g / h * i / f)) * ((5 * m - e) / f * (3 * s / o + (n / o + 10 * r / o) * ((1 - j / (j + k)) * n / o + 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0)) * (j / (j + k) * n / o)) / (j / (j + k) * n / o + (1 - j / (j + k)) * n / o + 10 * r / o)) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) + z / (a_a if HYPERTHREADING_ON else o) / 3.3)) - 100 * ((5 * m - e) / f) * (q / o + p / o + 10 * r / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)", &[Num(100.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Num(1.0), Num(10.0), Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Mul, Event(10), Event(10), Event(11), Add, Div, Num(1.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(4), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(5.0), Event(12), Mul, Event(6), Div, Add, Add, Event(3), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(10), Event(12), Event(11), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(10), Event(10), Event(11), Add, Div, Num(1.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(4), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(5.0), Event(12), Mul, Event(6), Div, Add, Add, Event(3), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max, Mul, Div, Sub, Num(5.0), Event(13), Mul, Event(5), Sub, Event(6), Div, Mul, Event(10), Event(10), Event(11), Add, Div, Event(14), Mul, Event(15), Div, Mul, Event(16), Event(15), Div, Event(17), Event(15), Div, Add, Event(14), Event(15), Div, Num(10.0), Event(18), Mul, Event(15), Div, Add, Add, Num(3.0), Event(19), Mul, Event(15), Div, Add, Event(20), Event(15), Div, Add, Event(21), Event(15), Div, Add, Div, Sub, Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Event(3), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(22), Event(23), Sub, Mul, Event(24), Div, Add, Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Sub, Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Add, Div, Num(34.0), Event(25), Mul, Event(6), Div, Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Div, Mul, Num(5.0), Event(13), Mul, Event(5), Sub, Event(6), Div, Num(3.0), Event(19), Mul, Event(15), Div, Event(14), Event(15), Div, Num(10.0), Event(18), Mul, Event(15), Div, Add, Num(1.0), Event(10), Event(10), Event(11), Add, Div, Sub, Event(14), Mul, Event(15), Div, Num(10.0), Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Mul, Event(10), Event(10), Event(11), Add, Div, Num(1.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(4), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(5.0), Event(12), Mul, Event(6), Div, Add, Add, Event(3), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(10), Event(12), Event(11), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(10), Event(10), Event(11), Add, Div, Num(1.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(4), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(5.0), Event(12), Mul, Event(6), Div, Add, Add, Event(3), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max, Mul, Div, Event(10), Event(10), Event(11), Add, Div, Event(14), Mul, Event(15), Div, Mul, Add, Mul, Event(10), Event(10), Event(11), Add, Div, Event(14), Mul, Event(15), Div, Num(1.0), Event(10), Event(10), Event(11), Add, Div, Sub, Event(14), Mul, Event(15), Div, Add, Num(10.0), Event(18), Mul, Event(15), Div, Add, Div, Add, Mul, Event(16), Event(15), Div, Event(17), Event(15), Div, Add, Event(14), Event(15), Div, Num(10.0), Event(18), Mul, Event(15), Div, Add, Add, Num(3.0), Event(19), Mul, Event(15), Div, Add, Event(20), Event(15), Div, Add, Event(21), Event(15), Div, Add, Div, Event(26), Const(Constant::HyperthreadingOn), Event(1), Event(15), Select, Div, Num(3.3), Div, Add, Mul, Sub, Mul, Num(100.0), Num(5.0), Event(13), Mul, Event(5), Sub, Event(6), Div, Mul, Event(17), Event(15), Div, Event(16), Event(15), Div, Add, Num(10.0), Event(18), Mul, Event(15), Div, Add, Mul, Event(16), Event(15), Div, Event(17), Event(15), Div, Add, Event(14), Event(15), Div, Num(10.0), Event(18), Mul, Event(15), Div, Add, Add, Num(3.0), Event(19), Mul, Event(15), Div, Add, Event(20), Event(15), Div, Add, Event(21), Event(15), Div, Add, Div, Sub])
+        .formula("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0))) * ((5 * m - e) / f) * (j / (j + k) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) - g / h * i / f / (g / h * i / f + c / (a + b + c + d) * (v - w) / x - g / h * i / f + g / h * i / f) * (34 * y / f / (g / h * i / f)) * ((5 * m - e) / f * (3 * s / o + (n / o + 10 * r / o) * ((1 - j / (j + k)) * n / o + 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0)) * (j / (j + k) * n / o)) / (j / (j + k) * n / o + (1 - j / (j + k)) * n / o + 10 * r / o)) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) + z / (a_a if HYPERTHREADING_ON else o) / 3.3)) - 100 * ((5 * m - e) / f) * (q / o + p / o + 10 * r / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)", &[
+            Num(100.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div,
+            Event(5), Event(6), Div, Sub, Num(1.0), Num(10.0), Event(7), Event(8), Div, Event(9),
+            Mul, Event(6), Div, Mul, Event(10), Event(10), Event(11), Add, Div, Num(1.0), Event(0),
+            Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div,
+            Sub, Event(4), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(5.0),
+            Event(12), Mul, Event(6), Div, Add, Add, Event(3), Event(0), Event(2), Add, Event(3),
+            Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(10), Event(12),
+            Event(11), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(10), Event(10), Event(11),
+            Add, Div, Num(1.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add,
+            Div, Event(5), Event(6), Div, Sub, Event(4), Event(0), Event(2), Add, Event(3), Add,
+            Event(4), Add, Div, Num(5.0), Event(12), Mul, Event(6), Div, Add, Add, Event(3),
+            Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max,
+            Mul, Div, Sub, Num(5.0), Event(13), Mul, Event(5), Sub, Event(6), Div, Mul, Event(10),
+            Event(10), Event(11), Add, Div, Event(14), Mul, Event(15), Div, Mul, Event(16),
+            Event(15), Div, Event(17), Event(15), Div, Add, Event(14), Event(15), Div, Num(10.0),
+            Event(18), Mul, Event(15), Div, Add, Add, Num(3.0), Event(19), Mul, Event(15), Div,
+            Add, Event(20), Event(15), Div, Add, Event(21), Event(15), Div, Add, Div, Sub,
+            Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Event(7), Event(8), Div,
+            Event(9), Mul, Event(6), Div, Event(3), Event(0), Event(2), Add, Event(3), Add,
+            Event(4), Add, Div, Event(22), Event(23), Sub, Mul, Event(24), Div, Add, Event(7),
+            Event(8), Div, Event(9), Mul, Event(6), Div, Sub, Event(7), Event(8), Div, Event(9),
+            Mul, Event(6), Div, Add, Div, Num(34.0), Event(25), Mul, Event(6), Div, Event(7),
+            Event(8), Div, Event(9), Mul, Event(6), Div, Div, Mul, Num(5.0), Event(13), Mul,
+            Event(5), Sub, Event(6), Div, Num(3.0), Event(19), Mul, Event(15), Div, Event(14),
+            Event(15), Div, Num(10.0), Event(18), Mul, Event(15), Div, Add, Num(1.0), Event(10),
+            Event(10), Event(11), Add, Div, Sub, Event(14), Mul, Event(15), Div, Num(10.0),
+            Event(7), Event(8), Div, Event(9), Mul, Event(6), Div, Mul, Event(10), Event(10),
+            Event(11), Add, Div, Num(1.0), Event(0), Event(0), Event(2), Add, Event(3), Add,
+            Event(4), Add, Div, Event(5), Event(6), Div, Sub, Event(4), Event(0), Event(2), Add,
+            Event(3), Add, Event(4), Add, Div, Num(5.0), Event(12), Mul, Event(6), Div, Add, Add,
+            Event(3), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Add, Sub,
+            Num(0.0), Max, Mul, Num(1.0), Event(10), Event(12), Event(11), Sub, Div, Sub, Mul,
+            Num(0.0001), Max, Mul, Event(10), Event(10), Event(11), Add, Div, Num(1.0), Event(0),
+            Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Event(5), Event(6), Div,
+            Sub, Event(4), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div, Num(5.0),
+            Event(12), Mul, Event(6), Div, Add, Add, Event(3), Event(0), Event(2), Add, Event(3),
+            Add, Event(4), Add, Div, Add, Sub, Num(0.0), Max, Mul, Div, Event(10), Event(10),
+            Event(11), Add, Div, Event(14), Mul, Event(15), Div, Mul, Add, Mul, Event(10),
+            Event(10), Event(11), Add, Div, Event(14), Mul, Event(15), Div, Num(1.0), Event(10),
+            Event(10), Event(11), Add, Div, Sub, Event(14), Mul, Event(15), Div, Add, Num(10.0),
+            Event(18), Mul, Event(15), Div, Add, Div, Add, Mul, Event(16), Event(15), Div,
+            Event(17), Event(15), Div, Add, Event(14), Event(15), Div, Num(10.0), Event(18), Mul,
+            Event(15), Div, Add, Add, Num(3.0), Event(19), Mul, Event(15), Div, Add, Event(20),
+            Event(15), Div, Add, Event(21), Event(15), Div, Add, Div, Event(26),
+            Const(Constant::HyperthreadingOn), Event(1), Event(15), Select, Div, Num(3.3), Div,
+            Add, Mul, Sub, Mul, Num(100.0), Num(5.0), Event(13), Mul, Event(5), Sub, Event(6), Div,
+            Mul, Event(17), Event(15), Div, Event(16), Event(15), Div, Add, Num(10.0), Event(18),
+            Mul, Event(15), Div, Add, Mul, Event(16), Event(15), Div, Event(17), Event(15), Div,
+            Add, Event(14), Event(15), Div, Num(10.0), Event(18), Mul, Event(15), Div, Add, Add,
+            Num(3.0), Event(19), Mul, Event(15), Div, Add, Event(20), Event(15), Div, Add,
+            Event(21), Event(15), Div, Add, Div, Sub,
+        ])
         .threshold(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
         .groups(&["BvBO", "Ret"])
@@ -424,7 +592,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "INST_RETIRED.NOP", "CORE"),
             read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + 2 * b + c) / d)", &[Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Event(3), Div, Mul])
+        .formula("100 * ((a + 2 * b + c) / d)", &[
+            Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Event(3), Div, Mul,
+        ])
         .threshold(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
         .groups(&["BvUW", "Ret"])
@@ -445,7 +615,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("n", "IDQ.MITE_UOPS", "CORE"),
             read("o", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / j * k / h / (i / j * k / h + a / (b + c + a + d) * (l - m) / n - i / j * k / h + i / j * k / h) * (34 * o / h / (i / j * k / h)) * (i / j * k / h + a / (b + c + a + d) * (l - m) / n))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Num(2.0), Event(5), Mul, Add, Event(6), Add, Event(7), Div, Sub, Event(8), Event(9), Div, Event(10), Mul, Event(7), Div, Event(8), Event(9), Div, Event(10), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(11), Event(12), Sub, Mul, Event(13), Div, Add, Event(8), Event(9), Div, Event(10), Mul, Event(7), Div, Sub, Event(8), Event(9), Div, Event(10), Mul, Event(7), Div, Add, Div, Num(34.0), Event(14), Mul, Event(7), Div, Event(8), Event(9), Div, Event(10), Mul, Event(7), Div, Div, Mul, Event(8), Event(9), Div, Event(10), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(11), Event(12), Sub, Mul, Event(13), Div, Add, Mul, Sub, Mul])
+        .formula("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / j * k / h / (i / j * k / h + a / (b + c + a + d) * (l - m) / n - i / j * k / h + i / j * k / h) * (34 * o / h / (i / j * k / h)) * (i / j * k / h + a / (b + c + a + d) * (l - m) / n))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(4), Num(2.0), Event(5), Mul, Add, Event(6), Add, Event(7), Div, Sub, Event(8),
+            Event(9), Div, Event(10), Mul, Event(7), Div, Event(8), Event(9), Div, Event(10), Mul,
+            Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(11), Event(12), Sub, Mul, Event(13), Div, Add, Event(8), Event(9), Div,
+            Event(10), Mul, Event(7), Div, Sub, Event(8), Event(9), Div, Event(10), Mul, Event(7),
+            Div, Add, Div, Num(34.0), Event(14), Mul, Event(7), Div, Event(8), Event(9), Div,
+            Event(10), Mul, Event(7), Div, Div, Mul, Event(8), Event(9), Div, Event(10), Mul,
+            Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(11), Event(12), Sub, Mul, Event(13), Div, Add, Mul, Sub, Mul,
+        ])
         .threshold(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
@@ -457,7 +638,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.UOP_DROPPING", "CORE"),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (a + b + c + d) - e / f)", &[Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Mul])
+        .formula("100 * (a / (a + b + c + d) - e / f)", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Event(4), Event(5), Div, Sub, Mul,
+        ])
         .threshold(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
     metric("Fetch_Latency", "percent", "TMA", Cpu)
         .groups(&["Frontend", "TmaL2"])
@@ -468,7 +652,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "INT_MISC.UOP_DROPPING", "CORE"),
             read("c", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((5 * a - b) / c)", &[Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Mul])
+        .formula("100 * ((5 * a - b) / c)", &[
+            Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Mul,
+        ])
         .threshold(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
@@ -479,7 +665,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Code_L2_Hit", "percent", "TMA", Cpu)
         .groups(&["IcMiss", "FetchLat", "Offcore"])
         .level(4)
@@ -489,8 +677,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", "CORE"),
         ])
-        .formula("100 * max(0, a / b - c / b)", &[Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul])
-        .threshold(&["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * max(0, a / b - c / b)", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
+        ])
+        .threshold(&["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Code_L2_Miss", "percent", "TMA", Cpu)
         .groups(&["IcMiss", "FetchLat", "Offcore"])
         .level(4)
@@ -500,7 +693,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .threshold(&["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
         .level(3)
@@ -510,7 +706,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Hit", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(4)
@@ -520,8 +718,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
         ])
-        .formula("100 * max(0, a / b - c / b)", &[Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul])
-        .threshold(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * max(0, a / b - c / b)", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
+        ])
+        .threshold(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Miss", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(4)
@@ -531,7 +734,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .threshold(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Miss_4K", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(5)
@@ -542,8 +748,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul])
-        .threshold(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b * c / (c + d))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
+        ])
+        .threshold(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
+        ]),
     metric("Code_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MemoryTLB"])
         .level(5)
@@ -554,8 +765,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul])
-        .threshold(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b * c / (d + c))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
+        ])
+        .threshold(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
+        ]),
     metric("Branch_Resteers", "percent", "TMA", Cpu)
         .groups(&["FetchLat"])
         .level(3)
@@ -565,8 +781,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("100 * (a / b + 10 * c / b)", &[Num(100.0), Event(0), Event(1), Div, Num(10.0), Event(2), Mul, Event(1), Div, Add, Mul])
-        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (a / b + 10 * c / b)", &[
+            Num(100.0), Event(0), Event(1), Div, Num(10.0), Event(2), Mul, Event(1), Div, Add, Mul,
+        ])
+        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Mispredicts_Resteers", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BrMispredicts", "BvMP"])
         .level(4)
@@ -577,8 +797,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * c / d)", &[Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Mul, Event(3), Div, Mul])
-        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * (a / (a + b) * c / d)", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Mul, Event(3), Div, Mul,
+        ])
+        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Clears_Resteers", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "MachineClears"])
         .level(4)
@@ -589,8 +814,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((1 - a / (a + b)) * c / d)", &[Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Div, Sub, Event(2), Mul, Event(3), Div, Mul])
-        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * ((1 - a / (a + b)) * c / d)", &[
+            Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Div, Sub, Event(2), Mul,
+            Event(3), Div, Mul,
+        ])
+        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Unknown_Branches", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat"])
         .level(4)
@@ -600,7 +831,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (10 * a / b)", &[Num(100.0), Num(10.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("MS_Switches", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MicroSeq"])
         .level(3)
@@ -610,7 +844,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (3 * a / b)", &[Num(100.0), Num(3.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("LCP", "percent", "TMA", Cpu)
         .groups(&["FetchLat"])
         .level(3)
@@ -620,7 +856,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("DSB_Switches", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchLat"])
         .level(3)
@@ -630,7 +868,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Fetch_Bandwidth", "percent", "TMA", Cpu)
         .groups(&["FetchBW", "Frontend", "TmaL2"])
         .level(2)
@@ -644,7 +884,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("g", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
         ])
-        .formula("100 * max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f)", &[Num(100.0), Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(5.0), Event(6), Mul, Event(4), Sub, Event(5), Div, Sub, Max, Mul])
+        .formula("100 * max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f)", &[
+            Num(100.0), Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Sub, Num(5.0), Event(6), Mul, Event(4), Sub, Event(5),
+            Div, Sub, Max, Mul,
+        ])
         .threshold(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
     metric("MITE", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchBW"])
@@ -656,7 +900,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Num(2.0), Div, Mul])
+        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
         .threshold(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Decoder0_Alone", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchBW"])
@@ -668,8 +915,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Num(2.0), Div, Mul])
-        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
+        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("MITE_4wide", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchBW"])
         .level(4)
@@ -680,7 +932,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["MITE_4wide", "MITE", "Fetch_Bandwidth"], "min(min(MITE_4wide > 5, MITE > 10), Fetch_Bandwidth > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["MITE_4wide", "MITE", "Fetch_Bandwidth"], "min(min(MITE_4wide > 5, MITE > 10), Fetch_Bandwidth > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("DSB", "percent", "TMA", Cpu)
         .groups(&["DSB", "FetchBW"])
         .level(3)
@@ -691,7 +945,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Num(2.0), Div, Mul])
+        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
         .threshold(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("MS", "percent", "TMA", Cpu)
         .groups(&["MicroSeq"])
@@ -702,7 +959,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) / 3.3)", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Num(3.3), Div, Mul])
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c) / 3.3)", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Num(3.3), Div, Mul,
+        ])
         .threshold(&["MS", "Fetch_Bandwidth"], "min(MS > 5, Fetch_Bandwidth > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .groups(&["TmaL1"])
@@ -715,7 +975,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("g", "INT_MISC.CLEARS_COUNT", "CORE"),
         ])
-        .formula("100 * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)", &[Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Mul])
+        .formula("100 * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)", &[
+            Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add, Event(2),
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max,
+            Mul,
+        ])
         .threshold(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
@@ -732,7 +998,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0))", &[Num(100.0), Event(0), Event(0), Event(1), Add, Div, Num(1.0), Event(2), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Event(6), Event(7), Div, Sub, Event(5), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Num(5.0), Event(8), Mul, Event(7), Div, Add, Add, Event(4), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Add, Sub, Num(0.0), Max, Mul, Mul])
+        .formula("100 * (a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0))", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Div, Num(1.0), Event(2), Event(2),
+            Event(3), Add, Event(4), Add, Event(5), Add, Div, Event(6), Event(7), Div, Sub,
+            Event(5), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Num(5.0),
+            Event(8), Mul, Event(7), Div, Add, Add, Event(4), Event(2), Event(3), Add, Event(4),
+            Add, Event(5), Add, Div, Add, Sub, Num(0.0), Max, Mul, Mul,
+        ])
         .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BvIO", "BrMispredicts"])
@@ -749,8 +1021,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
         ])
-        .formula("100 * max(a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0) * (1 - a / (i - b)), 0.0001)", &[Num(100.0), Event(0), Event(0), Event(1), Add, Div, Num(1.0), Event(2), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Event(6), Event(7), Div, Sub, Event(5), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Num(5.0), Event(8), Mul, Event(7), Div, Add, Add, Event(4), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(0), Event(8), Event(1), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul])
-        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * max(a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0) * (1 - a / (i - b)), 0.0001)", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Div, Num(1.0), Event(2), Event(2),
+            Event(3), Add, Event(4), Add, Event(5), Add, Div, Event(6), Event(7), Div, Sub,
+            Event(5), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Num(5.0),
+            Event(8), Mul, Event(7), Div, Add, Add, Event(4), Event(2), Event(3), Add, Event(4),
+            Add, Event(5), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(0), Event(8),
+            Event(1), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul,
+        ])
+        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
         .level(2)
@@ -766,7 +1047,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("i", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0))", &[Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Event(7), Event(7), Event(8), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Mul, Sub, Max, Mul])
+        .formula("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0))", &[
+            Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add,
+            Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub,
+            Num(0.0), Max, Event(7), Event(7), Event(8), Add, Div, Num(1.0), Event(0), Event(0),
+            Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub,
+            Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(5.0),
+            Event(6), Mul, Event(5), Div, Add, Add, Event(2), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Mul, Sub, Max, Mul,
+        ])
         .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Nukes", "percent", "TMA", Cpu)
         .groups(&["BvIO", "Machine_Clears"])
@@ -784,8 +1075,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("i", "MACHINE_CLEARS.COUNT", "CORE"),
             read("j", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
         ])
-        .formula("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)) * (1 - j / i), 0.0001)", &[Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Event(7), Event(7), Event(8), Add, Div, Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Mul, Sub, Max, Num(1.0), Event(9), Event(8), Div, Sub, Mul, Num(0.0001), Max, Mul])
-        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)) * (1 - j / i), 0.0001)", &[
+            Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
+            Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add,
+            Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub,
+            Num(0.0), Max, Event(7), Event(7), Event(8), Add, Div, Num(1.0), Event(0), Event(0),
+            Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub,
+            Event(3), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(5.0),
+            Event(6), Mul, Event(5), Div, Add, Add, Event(2), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Mul, Sub, Max, Num(1.0), Event(9),
+            Event(8), Div, Sub, Mul, Num(0.0001), Max, Mul,
+        ])
+        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .groups(&["BvOB", "TmaL1"])
         .reads(&[
@@ -796,7 +1100,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (b + c + d + a) + 5 * e / f)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Num(5.0), Event(4), Mul, Event(5), Div, Add, Mul])
+        .formula("100 * (a / (b + c + d + a) + 5 * e / f)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div,
+            Num(5.0), Event(4), Mul, Event(5), Div, Add, Mul,
+        ])
         .threshold(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
     metric("Memory_Bound", "percent", "TMA", Cpu)
         .groups(&["Backend", "TmaL2"])
@@ -815,7 +1122,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("k", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c + (d + e / (f + g + e + h) * i) + b) * (h / (f + g + e + h) + 5 * j / k))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Mul, Add, Add, Event(1), Add, Div, Event(7), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Num(5.0), Event(9), Mul, Event(10), Div, Add, Mul, Mul])
+        .formula("100 * ((a + b) / (c + (d + e / (f + g + e + h) * i) + b) * (h / (f + g + e + h) + 5 * j / k))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Event(5), Event(6),
+            Add, Event(4), Add, Event(7), Add, Div, Event(8), Mul, Add, Add, Event(1), Add, Div,
+            Event(7), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Num(5.0),
+            Event(9), Mul, Event(10), Div, Add, Mul, Mul,
+        ])
         .threshold(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("L1_Bound", "percent", "TMA", Cpu)
         .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
@@ -826,8 +1138,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * max((a - b) / c, 0)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul])
-        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * max((a - b) / c, 0)", &[
+            Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
+        ])
+        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("DTLB_Load", "percent", "TMA", Cpu)
         .groups(&["BvMT", "MemoryTLB"])
         .level(4)
@@ -839,8 +1155,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(7 * a + b, max(c - d, 0)) / e)", &[Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0), Max, Min, Event(4), Div, Mul])
-        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(7 * a + b, max(c - d, 0)) / e)", &[
+            Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
+            Max, Min, Event(4), Div, Mul,
+        ])
+        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Load_STLB_Hit", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -852,8 +1174,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)", &[Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0), Max, Min, Event(4), Div, Event(1), Event(4), Div, Sub, Mul])
-        .threshold(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)", &[
+            Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
+            Max, Min, Event(4), Div, Event(1), Event(4), Div, Sub, Mul,
+        ])
+        .threshold(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Load_STLB_Miss", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -863,7 +1191,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .threshold(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Load_STLB_Miss_4K", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -875,8 +1206,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d + e))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4), Add, Div, Mul])
-        .threshold(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b * c / (c + d + e))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
+            Add, Div, Mul,
+        ])
+        .threshold(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Load_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -888,8 +1226,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c + e))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4), Add, Div, Mul])
-        .threshold(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b * c / (d + c + e))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
+            Add, Div, Mul,
+        ])
+        .threshold(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Load_STLB_Miss_1G", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -901,8 +1246,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + e + c))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2), Add, Div, Mul])
-        .threshold(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b * c / (d + e + c))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
+            Add, Div, Mul,
+        ])
+        .threshold(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Store_Fwd_Blk", "percent", "TMA", Cpu)
         .level(4)
         .parent("L1_Bound")
@@ -911,7 +1263,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("L1_Latency_Dependency", "percent", "TMA", Cpu)
         .groups(&["BvML", "MemoryLat"])
         .level(4)
@@ -924,8 +1279,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul, Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul])
-        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
+            Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
+            Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul,
+        ])
+        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Lock_Latency", "percent", "TMA", Cpu)
         .groups(&["LockCont", "Offcore"])
         .level(4)
@@ -938,8 +1299,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("f", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((16 * max(0, a - b) + a / c * (10 * d + min(e, f))) / e)", &[Num(100.0), Num(16.0), Num(0.0), Event(0), Event(1), Sub, Max, Mul, Event(0), Event(2), Div, Num(10.0), Event(3), Mul, Event(4), Event(5), Min, Add, Mul, Add, Event(4), Div, Mul])
-        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((16 * max(0, a - b) + a / c * (10 * d + min(e, f))) / e)", &[
+            Num(100.0), Num(16.0), Num(0.0), Event(0), Event(1), Sub, Max, Mul, Event(0), Event(2),
+            Div, Num(10.0), Event(3), Mul, Event(4), Event(5), Min, Add, Mul, Add, Event(4), Div,
+            Mul,
+        ])
+        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Split_Loads", "percent", "TMA", Cpu)
         .level(4)
         .parent("L1_Bound")
@@ -950,7 +1318,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "LD_BLOCKS.NO_SR", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul])
+        .formula("100 * (a / (b + c) * d / e)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
+        ])
         .threshold(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
     metric("4K_Aliasing", "percent", "TMA", Cpu)
         .level(4)
@@ -983,8 +1353,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[Num(100.0), Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(3), Add, Div, Event(4), Event(5), Sub, Event(6), Div, Mul, Mul])
-        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[
+            Num(100.0), Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(0), Num(1.0),
+            Event(1), Event(2), Div, Add, Mul, Event(3), Add, Div, Event(4), Event(5), Sub,
+            Event(6), Div, Mul, Mul,
+        ])
+        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("L3_Bound", "percent", "TMA", Cpu)
         .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
         .level(3)
@@ -995,7 +1371,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("SQ_Full", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW", "Offcore"])
         .level(4)
@@ -1005,7 +1383,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("L3_Miss_Bound", "percent", "TMA", Cpu)
         .groups(&["MemoryBound", "TmaL3mem", "Offcore"])
         .level(3)
@@ -1020,8 +1401,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("h", "L1D_PEND_MISS.FB_FULL_PERIODS", "CORE"),
         ])
-        .formula("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Sub, Event(1), Div, Add, Event(4), Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(4), Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(7), Add, Div, Event(2), Event(3), Sub, Event(1), Div, Mul, Sub, Mul])
-        .threshold(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Sub, Event(1), Div, Add,
+            Event(4), Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(4), Num(1.0), Event(5),
+            Event(6), Div, Add, Mul, Event(7), Add, Div, Event(2), Event(3), Sub, Event(1), Div,
+            Mul, Sub, Mul,
+        ])
+        .threshold(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("MEM_Bandwidth", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW", "Offcore"])
         .level(4)
@@ -1030,7 +1418,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
         .formula("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
-        .threshold(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("MEM_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "MemoryLat", "Offcore"])
         .level(4)
@@ -1039,8 +1430,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0), Div, Sub, Mul])
-        .threshold(&["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[
+            Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
+            Div, Sub, Mul,
+        ])
+        .threshold(&["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Bound", "percent", "TMA", Cpu)
         .groups(&["MemoryBound", "TmaL3mem"])
         .level(3)
@@ -1050,7 +1447,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
         .level(4)
@@ -1062,8 +1461,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[Num(100.0), Event(0), Num(10.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul, Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3), Div, Mul])
-        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
+            Num(100.0), Event(0), Num(10.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
+            Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3),
+            Div, Mul,
+        ])
+        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Split_Stores", "percent", "TMA", Cpu)
         .level(4)
         .parent("Store_Bound")
@@ -1072,8 +1478,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
-        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
+        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Streaming_Stores", "percent", "TMA", Cpu)
         .groups(&["MemoryBW", "Offcore"])
         .level(4)
@@ -1083,7 +1495,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("DTLB_Store", "percent", "TMA", Cpu)
         .groups(&["BvMT", "MemoryTLB"])
         .level(4)
@@ -1094,8 +1509,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))", &[Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Mul])
-        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))", &[
+            Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
+            Event(2), Event(3), Select, Div, Mul,
+        ])
+        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Store_STLB_Hit", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -1106,8 +1527,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))", &[Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Event(1), Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Div, Sub, Mul])
-        .threshold(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))", &[
+            Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
+            Event(2), Event(3), Select, Div, Event(1), Const(Constant::HyperthreadingOn), Event(2),
+            Event(3), Select, Div, Sub, Mul,
+        ])
+        .threshold(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Store_STLB_Miss", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(5)
@@ -1117,8 +1545,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
-        .threshold(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
+        .threshold(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Store_STLB_Miss_4K", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1131,8 +1565,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul])
-        .threshold(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul,
+        ])
+        .threshold(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Store_STLB_Miss_2M", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1145,8 +1586,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul])
-        .threshold(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul,
+        ])
+        .threshold(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Store_STLB_Miss_1G", "percent", "TMA", Cpu)
         .groups(&["MemoryTLB"])
         .level(6)
@@ -1159,8 +1607,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul])
-        .threshold(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul,
+        ])
+        .threshold(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
+            Min,
+        ]),
     metric("Core_Bound", "percent", "TMA", Cpu)
         .groups(&["Backend", "TmaL2", "Compute"])
         .level(2)
@@ -1178,7 +1633,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
             read("k", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
         ])
-        .formula("100 * max(0, a / (b + c + d + a) + 5 * e / f - (g + h) / (i + (j + d / (b + c + d + a) * k) + h) * (a / (b + c + d + a) + 5 * e / f))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Num(5.0), Event(4), Mul, Event(5), Div, Add, Event(6), Event(7), Add, Event(8), Event(9), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(10), Mul, Add, Add, Event(7), Add, Div, Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Num(5.0), Event(4), Mul, Event(5), Div, Add, Mul, Sub, Max, Mul])
+        .formula("100 * max(0, a / (b + c + d + a) + 5 * e / f - (g + h) / (i + (j + d / (b + c + d + a) * k) + h) * (a / (b + c + d + a) + 5 * e / f))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
+            Div, Num(5.0), Event(4), Mul, Event(5), Div, Add, Event(6), Event(7), Add, Event(8),
+            Event(9), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div,
+            Event(10), Mul, Add, Add, Event(7), Add, Div, Event(0), Event(1), Event(2), Add,
+            Event(3), Add, Event(0), Add, Div, Num(5.0), Event(4), Mul, Event(5), Div, Add, Mul,
+            Sub, Max, Mul,
+        ])
         .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Divider", "percent", "TMA", Cpu)
         .groups(&["BvCB"])
@@ -1189,7 +1651,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("FP_Divider", "percent", "TMA", Cpu)
         .level(4)
         .parent("Divider")
@@ -1198,7 +1662,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("INT_Divider", "percent", "TMA", Cpu)
         .level(4)
         .parent("Divider")
@@ -1207,8 +1674,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ARITH.FP_DIVIDER_ACTIVE", "CORE"),
         ])
-        .formula("100 * (a / b - c / b)", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Mul])
-        .threshold(&["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b - c / b)", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Mul,
+        ])
+        .threshold(&["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Serializing_Operation", "percent", "TMA", Cpu)
         .groups(&["BvIO", "PortsUtil"])
         .level(3)
@@ -1218,7 +1690,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Slow_Pause", "percent", "TMA", Cpu)
         .level(4)
         .parent("Serializing_Operation")
@@ -1227,7 +1701,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (37 * a / b)", &[Num(100.0), Num(37.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Mixing_Vectors", "percent", "TMA", Cpu)
         .level(5)
         .reads(&[
@@ -1271,7 +1748,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c + d) / (4 * (e if HYPERTHREADING_ON else f)))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b + c + d) / (4 * (e if HYPERTHREADING_ON else f)))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Mul, Div, Mul,
+        ])
         .threshold(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
     metric("Port_0", "percent", "TMA", Cpu)
         .groups(&["Compute"])
@@ -1282,7 +1762,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
         .threshold(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_1", "percent", "TMA", Cpu)
         .level(6)
@@ -1292,7 +1775,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
         .threshold(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_5", "percent", "TMA", Cpu)
         .level(6)
@@ -1302,7 +1788,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
         .threshold(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_6", "percent", "TMA", Cpu)
         .level(6)
@@ -1312,7 +1801,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
+            Div, Mul,
+        ])
         .threshold(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Load_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
@@ -1322,7 +1814,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (2 * (b if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(2.0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (a / (2 * (b if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(2.0), Const(Constant::HyperthreadingOn), Event(1), Event(2),
+            Select, Mul, Div, Mul,
+        ])
         .threshold(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Store_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
@@ -1333,7 +1828,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[Num(100.0), Event(0), Event(1), Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[
+            Num(100.0), Event(0), Event(1), Add, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(2), Event(3), Select, Mul, Div, Mul,
+        ])
         .threshold(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Retiring", "percent", "TMA", Cpu)
         .groups(&["BvUW", "TmaL1"])
@@ -1343,7 +1841,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
             read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + a + d))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul])
+        .formula("100 * (a / (b + c + a + d))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul,
+        ])
         .threshold(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
     metric("Light_Operations", "percent", "TMA", Cpu)
         .groups(&["Retire", "TmaL2"])
@@ -1362,7 +1862,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
             read("k", "IDQ.MITE_UOPS", "CORE"),
         ])
-        .formula("100 * max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Sub, Max, Mul])
+        .formula("100 * max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
+            Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
+            Event(10), Div, Add, Sub, Max, Mul,
+        ])
         .threshold(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
     metric("FP_Arith", "percent", "TMA", Cpu)
         .groups(&["HPC"])
@@ -1379,7 +1884,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("i", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) * e / f + g / (a / (b + c + a + d) * h) + i / (a / (b + c + a + d) * h))", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div, Event(6), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Event(8), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Mul])
+        .formula("100 * (a / (b + c + a + d) * e / f + g / (a / (b + c + a + d) * h) + i / (a / (b + c + a + d) * h))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(4), Mul, Event(5), Div, Event(6), Event(0), Event(1), Event(2), Add, Event(0),
+            Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Event(8), Event(0), Event(1),
+            Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Mul,
+        ])
         .threshold(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("X87_Use", "percent", "TMA", Cpu)
         .groups(&["Compute"])
@@ -1393,8 +1903,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "UOPS_EXECUTED.X87", "CORE"),
             read("f", "UOPS_EXECUTED.THREAD", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) * e / f)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div, Mul])
-        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * (a / (b + c + a + d) * e / f)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(4), Mul, Event(5), Div, Mul,
+        ])
+        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Scalar", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(4)
@@ -1407,8 +1922,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (b / (c + d + b + e) * f))", &[Num(100.0), Event(0), Event(1), Event(2), Event(3), Add, Event(1), Add, Event(4), Add, Div, Event(5), Mul, Div, Mul])
-        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * (a / (b / (c + d + b + e) * f))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Event(3), Add, Event(1), Add, Event(4), Add,
+            Div, Event(5), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(4)
@@ -1421,8 +1941,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (b / (c + d + b + e) * f))", &[Num(100.0), Event(0), Event(1), Event(2), Event(3), Add, Event(1), Add, Event(4), Add, Div, Event(5), Mul, Div, Mul])
-        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * (a / (b / (c + d + b + e) * f))", &[
+            Num(100.0), Event(0), Event(1), Event(2), Event(3), Add, Event(1), Add, Event(4), Add,
+            Div, Event(5), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector_128b", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(5)
@@ -1436,8 +1961,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul, Div, Mul])
-        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
+            Event(5), Add, Div, Event(6), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector_256b", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(5)
@@ -1451,8 +1982,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul, Div, Mul])
-        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
+            Event(5), Add, Div, Event(6), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector_512b", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(5)
@@ -1466,8 +2003,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul, Div, Mul])
-        .threshold(&["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(60.0), Gt, Min]),
+        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
+            Event(5), Add, Div, Event(6), Mul, Div, Mul,
+        ])
+        .threshold(&["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(60.0), Gt, Min,
+        ]),
     metric("Memory_Operations", "percent", "TMA", Cpu)
         .groups(&["Pipeline"])
         .level(3)
@@ -1487,7 +2030,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("l", "MEM_INST_RETIRED.ANY", "CORE"),
             read("m", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / m)", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(12), Div, Mul])
+        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / m)", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
+            Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
+            Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(12), Div, Mul,
+        ])
         .threshold(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Branch_Instructions", "percent", "TMA", Cpu)
         .groups(&["Branches", "BvBO", "Pipeline"])
@@ -1507,7 +2055,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "IDQ.MITE_UOPS", "CORE"),
             read("l", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Mul])
+        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
+            Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
+            Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(0), Event(1), Event(2), Add,
+            Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Mul,
+        ])
         .threshold(&["Branch_Instructions", "Light_Operations"], "min(Branch_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Other_Light_Ops", "percent", "TMA", Cpu)
         .groups(&["Pipeline"])
@@ -1533,7 +2087,24 @@ pub static METRICS: &[MetricInfo] = &[
             read("q", "INST_RETIRED.ANY_P", "CORE"),
             read("r", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("100 * max(0, max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) - (a / (b + c + a + d) * l / m + n / (a / (b + c + a + d) * h) + o / (a / (b + c + a + d) * h) + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * p / q + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * r / (a / (b + c + a + d) * h)))", &[Num(100.0), Num(0.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Sub, Max, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(11), Mul, Event(12), Div, Event(13), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Event(14), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Sub, Max, Event(15), Mul, Event(16), Div, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Sub, Max, Event(17), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Sub, Max, Mul])
+        .formula("100 * max(0, max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) - (a / (b + c + a + d) * l / m + n / (a / (b + c + a + d) * h) + o / (a / (b + c + a + d) * h) + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * p / q + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * r / (a / (b + c + a + d) * h)))", &[
+            Num(100.0), Num(0.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add,
+            Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0),
+            Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub,
+            Mul, Event(10), Div, Add, Sub, Max, Event(0), Event(1), Event(2), Add, Event(0), Add,
+            Event(3), Add, Div, Event(11), Mul, Event(12), Div, Event(13), Event(0), Event(1),
+            Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Event(14),
+            Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul,
+            Div, Add, Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
+            Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
+            Event(10), Div, Add, Sub, Max, Event(15), Mul, Event(16), Div, Add, Num(0.0), Event(0),
+            Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(5), Div,
+            Event(6), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add,
+            Event(3), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Sub, Max,
+            Event(17), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
+            Event(7), Mul, Div, Add, Sub, Max, Mul,
+        ])
         .threshold(&["Other_Light_Ops", "Light_Operations"], "min(Other_Light_Ops > 30, Light_Operations > 60)", &[Event(0), Num(30.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Nop_Instructions", "percent", "TMA", Cpu)
         .groups(&["BvBO", "Pipeline"])
@@ -1553,8 +2124,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "IDQ.MITE_UOPS", "CORE"),
             read("l", "INST_RETIRED.NOP", "CORE"),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Mul])
-        .threshold(&["Nop_Instructions", "Other_Light_Ops", "Light_Operations"], "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
+            Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
+            Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
+            Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(0), Event(1), Event(2), Add,
+            Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Mul,
+        ])
+        .threshold(&["Nop_Instructions", "Other_Light_Ops", "Light_Operations"], "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("Heavy_Operations", "percent", "TMA", Cpu)
         .groups(&["Retire", "TmaL2"])
         .level(2)
@@ -1572,7 +2151,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
             read("k", "IDQ.MITE_UOPS", "CORE"),
         ])
-        .formula("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k)", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Event(4), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Mul])
+        .formula("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k)", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Event(4), Event(5),
+            Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Event(9), Sub, Mul,
+            Event(10), Div, Add, Mul,
+        ])
         .threshold(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
     metric("Few_Uops_Instructions", "percent", "TMA", Cpu)
         .level(3)
@@ -1590,7 +2173,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
             read("k", "IDQ.MITE_UOPS", "CORE"),
         ])
-        .formula("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k - a / b * c / d)", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Event(4), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Event(9), Sub, Mul, Event(10), Div, Add, Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Sub, Mul])
+        .formula("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k - a / b * c / d)", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Event(4), Event(5),
+            Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Event(9), Sub, Mul,
+            Event(10), Div, Add, Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Sub, Mul,
+        ])
         .threshold(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Microcode_Sequencer", "percent", "TMA", Cpu)
         .groups(&["MicroSeq"])
@@ -1602,7 +2189,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / b * c / d)", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Mul])
+        .formula("100 * (a / b * c / d)", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Mul,
+        ])
         .threshold(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Assists", "percent", "TMA", Cpu)
         .groups(&["BvIO"])
@@ -1613,7 +2202,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
         .formula("100 * (34 * a / b)", &[Num(100.0), Num(34.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min]),
+        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+        ]),
     metric("FP_Assists", "percent", "TMA", Cpu)
         .groups(&["HPC"])
         .level(5)
@@ -1634,8 +2225,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("e", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * max(0, a / b * c / d - 34 * e / d)", &[Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Num(34.0), Event(4), Mul, Event(3), Div, Sub, Max, Mul])
-        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min]),
+        .formula("100 * max(0, a / b * c / d - 34 * e / d)", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Num(34.0),
+            Event(4), Mul, Event(3), Div, Sub, Max, Mul,
+        ])
+        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+        ]),
     metric("Info_Thread_IPC", "", "TMA", Cpu)
         .groups(&["Ret", "Summary"])
         .reads(&[
@@ -1653,7 +2249,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div])
+        .formula("a / (b + c + a + d) * e / f", &[
+            Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
+            Event(5), Div,
+        ])
         .threshold(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
         .groups(&["Branches", "Fed", "FetchBW"])
@@ -1665,7 +2264,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div])
+        .formula("a / (b + c + a + d) * e / f", &[
+            Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
+            Event(5), Div,
+        ])
         .threshold(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 5 * 1.5", &[Event(0), Num(5.0), Num(1.5), Mul, Lt]),
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
         .groups(&["Pipeline", "Mem"])
@@ -1700,7 +2302,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / (b if HYPERTHREADING_ON else c)", &[Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div]),
+        .formula("a / (b if HYPERTHREADING_ON else c)", &[
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div,
+        ]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .groups(&["Ret", "Flops"])
         .reads(&[
@@ -1712,7 +2316,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)", &[Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0), Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Const(Constant::HyperthreadingOn), Event(5), Event(6), Select, Div]),
+        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)", &[
+            Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
+            Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Const(Constant::HyperthreadingOn),
+            Event(5), Event(6), Select, Div,
+        ]),
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
         .groups(&["Cor", "Flops", "HPC"])
         .reads(&[
@@ -1721,7 +2329,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b) / (2 * (c if HYPERTHREADING_ON else d))", &[Event(0), Event(1), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(2), Event(3), Select, Mul, Div]),
+        .formula("(a + b) / (2 * (c if HYPERTHREADING_ON else d))", &[
+            Event(0), Event(1), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(2),
+            Event(3), Select, Mul, Div,
+        ]),
     metric("Info_Core_ILP", "", "TMA", Cpu)
         .groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
@@ -1742,7 +2353,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a if HYPERTHREADING_ON else b", &[Const(Constant::HyperthreadingOn), Event(0), Event(1), Select]),
+        .formula("a if HYPERTHREADING_ON else b", &[
+            Const(Constant::HyperthreadingOn), Event(0), Event(1), Select,
+        ]),
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
         .groups(&["InsType"])
         .reads(&[
@@ -1800,7 +2413,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add, Num(8.0), Event(4), Mul, Add, Num(16.0), Event(5), Mul, Add, Div])
+        .formula("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
+            Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
+            Num(8.0), Event(4), Mul, Add, Num(16.0), Event(5), Mul, Add, Div,
+        ])
         .threshold(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
         .groups(&["Flops", "InsType"])
@@ -1885,7 +2501,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "UOPS_RETIRED.SLOTS", "CORE").cmask(1),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul, Event(5), Div]),
+        .formula("a / (b + c + a + d) * e / f", &[
+            Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
+            Event(5), Div,
+        ]),
     metric("Info_Pipeline_IpAssist", "", "TMA", Cpu)
         .groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
         .reads(&[
@@ -1901,7 +2520,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div]),
+        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div,
+        ]),
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
         .groups(&["Fed", "FetchBW"])
         .reads(&[
@@ -1938,7 +2560,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
         ])
         .formula("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
-        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 5 > 0.35)", &[Event(0), Num(0.7), Lt, Event(1), Num(5.0), Div, Num(0.35), Gt, Min]),
+        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 5 > 0.35)", &[
+            Event(0), Num(0.7), Lt, Event(1), Num(5.0), Div, Num(0.35), Gt, Min,
+        ]),
     metric("Info_Frontend_DSB_Switch_Cost", "", "TMA", Cpu)
         .groups(&["DSBmiss"])
         .reads(&[
@@ -2014,7 +2638,20 @@ pub static METRICS: &[MetricInfo] = &[
             read("t", "IDQ.DSB_CYCLES_OK", "CORE"),
             read("u", "IDQ.MS_UOPS", "CORE").cmask(1),
         ])
-        .formula("100 * ((5 * a - b) / c * (d / e) / (f / e + g / e + (h / e + 10 * i / e) + 3 * j / e + k / e + d / e) + max(0, l / (l + m + n + o) - b / c - (5 * a - b) / c) * ((p - q) / (r if HYPERTHREADING_ON else e) / 2) / ((p - q) / (r if HYPERTHREADING_ON else e) / 2 + (s - t) / (r if HYPERTHREADING_ON else e) / 2 + u / (r if HYPERTHREADING_ON else e) / 3.3))", &[Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Event(3), Event(4), Div, Mul, Event(5), Event(4), Div, Event(6), Event(4), Div, Add, Event(7), Event(4), Div, Num(10.0), Event(8), Mul, Event(4), Div, Add, Add, Num(3.0), Event(9), Mul, Event(4), Div, Add, Event(10), Event(4), Div, Add, Event(3), Event(4), Div, Add, Div, Num(0.0), Event(11), Event(11), Event(12), Add, Event(13), Add, Event(14), Add, Div, Event(1), Event(2), Div, Sub, Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Sub, Max, Event(15), Event(16), Sub, Const(Constant::HyperthreadingOn), Event(17), Event(4), Select, Div, Num(2.0), Div, Mul, Event(15), Event(16), Sub, Const(Constant::HyperthreadingOn), Event(17), Event(4), Select, Div, Num(2.0), Div, Event(18), Event(19), Sub, Const(Constant::HyperthreadingOn), Event(17), Event(4), Select, Div, Num(2.0), Div, Add, Event(20), Const(Constant::HyperthreadingOn), Event(17), Event(4), Select, Div, Num(3.3), Div, Add, Div, Add, Mul])
+        .formula("100 * ((5 * a - b) / c * (d / e) / (f / e + g / e + (h / e + 10 * i / e) + 3 * j / e + k / e + d / e) + max(0, l / (l + m + n + o) - b / c - (5 * a - b) / c) * ((p - q) / (r if HYPERTHREADING_ON else e) / 2) / ((p - q) / (r if HYPERTHREADING_ON else e) / 2 + (s - t) / (r if HYPERTHREADING_ON else e) / 2 + u / (r if HYPERTHREADING_ON else e) / 3.3))", &[
+            Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Event(3), Event(4),
+            Div, Mul, Event(5), Event(4), Div, Event(6), Event(4), Div, Add, Event(7), Event(4),
+            Div, Num(10.0), Event(8), Mul, Event(4), Div, Add, Add, Num(3.0), Event(9), Mul,
+            Event(4), Div, Add, Event(10), Event(4), Div, Add, Event(3), Event(4), Div, Add, Div,
+            Num(0.0), Event(11), Event(11), Event(12), Add, Event(13), Add, Event(14), Add, Div,
+            Event(1), Event(2), Div, Sub, Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div,
+            Sub, Max, Event(15), Event(16), Sub, Const(Constant::HyperthreadingOn), Event(17),
+            Event(4), Select, Div, Num(2.0), Div, Mul, Event(15), Event(16), Sub,
+            Const(Constant::HyperthreadingOn), Event(17), Event(4), Select, Div, Num(2.0), Div,
+            Event(18), Event(19), Sub, Const(Constant::HyperthreadingOn), Event(17), Event(4),
+            Select, Div, Num(2.0), Div, Add, Event(20), Const(Constant::HyperthreadingOn),
+            Event(17), Event(4), Select, Div, Num(3.3), Div, Add, Div, Add, Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
         .groups(&["DSB", "Fed", "FetchBW"])
@@ -2034,7 +2671,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("m", "IDQ.MITE_CYCLES_OK", "CORE"),
             read("n", "IDQ.MS_UOPS", "CORE").cmask(1),
         ])
-        .formula("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f) / ((5 * g - e) / f + max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + n / (j if HYPERTHREADING_ON else k) / 3.3)))", &[Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(5.0), Event(6), Mul, Event(4), Sub, Event(5), Div, Sub, Max, Num(5.0), Event(6), Mul, Event(4), Sub, Event(5), Div, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(5.0), Event(6), Mul, Event(4), Sub, Event(5), Div, Sub, Max, Add, Div, Mul, Event(7), Event(8), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.0), Div, Event(11), Event(12), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.0), Div, Event(7), Event(8), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.0), Div, Add, Event(13), Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(3.3), Div, Add, Div, Mul, Mul])
+        .formula("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f) / ((5 * g - e) / f + max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + n / (j if HYPERTHREADING_ON else k) / 3.3)))", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+            Event(4), Event(5), Div, Sub, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2),
+            Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(5.0), Event(6), Mul,
+            Event(4), Sub, Event(5), Div, Sub, Max, Num(5.0), Event(6), Mul, Event(4), Sub,
+            Event(5), Div, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3),
+            Add, Div, Event(4), Event(5), Div, Sub, Num(5.0), Event(6), Mul, Event(4), Sub,
+            Event(5), Div, Sub, Max, Add, Div, Mul, Event(7), Event(8), Sub,
+            Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.0), Div,
+            Event(11), Event(12), Sub, Const(Constant::HyperthreadingOn), Event(9), Event(10),
+            Select, Div, Num(2.0), Div, Event(7), Event(8), Sub, Const(Constant::HyperthreadingOn),
+            Event(9), Event(10), Select, Div, Num(2.0), Div, Add, Event(13),
+            Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(3.3), Div,
+            Add, Div, Mul, Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
         .groups(&["Fed", "FetchLat", "IcMiss"])
@@ -2051,7 +2702,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "DECODE.LCP", "CORE"),
             read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((5 * a - b) / c * (d / e) / (d / e + f / e + (g / e + 10 * h / e) + 3 * i / e + j / e + k / e))", &[Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Event(3), Event(4), Div, Mul, Event(3), Event(4), Div, Event(5), Event(4), Div, Add, Event(6), Event(4), Div, Num(10.0), Event(7), Mul, Event(4), Div, Add, Add, Num(3.0), Event(8), Mul, Event(4), Div, Add, Event(9), Event(4), Div, Add, Event(10), Event(4), Div, Add, Div, Mul])
+        .formula("100 * ((5 * a - b) / c * (d / e) / (d / e + f / e + (g / e + 10 * h / e) + 3 * i / e + j / e + k / e))", &[
+            Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Event(3), Event(4),
+            Div, Mul, Event(3), Event(4), Div, Event(5), Event(4), Div, Add, Event(6), Event(4),
+            Div, Num(10.0), Event(7), Mul, Event(4), Div, Add, Add, Num(3.0), Event(8), Mul,
+            Event(4), Div, Add, Event(9), Event(4), Div, Add, Event(10), Event(4), Div, Add, Div,
+            Mul,
+        ])
         .threshold(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
         .groups(&["Bad", "BadSpec", "BrMispredicts"])
@@ -2118,7 +2775,29 @@ pub static METRICS: &[MetricInfo] = &[
             read("t", "DECODE.LCP", "CORE"),
             read("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)) * d / 5 / e / 100", &[Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul, Event(3), Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(4), Event(11), Event(5), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul, Event(3), Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Sub, Num(0.0), Max, Mul, Div, Sub, Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul, Event(3), Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(5.0), Event(12), Mul, Event(10), Sub, Event(3), Div, Event(4), Event(4), Event(5), Add, Div, Event(13), Mul, Event(14), Div, Mul, Event(15), Event(14), Div, Event(16), Event(14), Div, Add, Event(13), Event(14), Div, Num(10.0), Event(17), Mul, Event(14), Div, Add, Add, Num(3.0), Event(18), Mul, Event(14), Div, Add, Event(19), Event(14), Div, Add, Event(20), Event(14), Div, Add, Div, Add, Mul, Event(3), Mul, Num(5.0), Div, Event(4), Div, Num(100.0), Div]),
+        .formula("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)) * d / 5 / e / 100", &[
+            Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div,
+            Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7),
+            Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9),
+            Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul,
+            Event(3), Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9),
+            Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(4), Event(11), Event(5), Sub,
+            Div, Sub, Mul, Num(0.0001), Max, Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0),
+            Event(6), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div, Event(10),
+            Event(3), Div, Sub, Event(9), Event(6), Event(7), Add, Event(8), Add, Event(9), Add,
+            Div, Num(5.0), Event(11), Mul, Event(3), Div, Add, Add, Event(8), Event(6), Event(7),
+            Add, Event(8), Add, Event(9), Add, Div, Add, Sub, Num(0.0), Max, Mul, Div, Sub, Mul,
+            Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7), Add,
+            Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9), Event(6),
+            Event(7), Add, Event(8), Add, Event(9), Add, Div, Num(5.0), Event(11), Mul, Event(3),
+            Div, Add, Add, Event(8), Event(6), Event(7), Add, Event(8), Add, Event(9), Add, Div,
+            Add, Sub, Num(0.0), Max, Mul, Num(5.0), Event(12), Mul, Event(10), Sub, Event(3), Div,
+            Event(4), Event(4), Event(5), Add, Div, Event(13), Mul, Event(14), Div, Mul, Event(15),
+            Event(14), Div, Event(16), Event(14), Div, Add, Event(13), Event(14), Div, Num(10.0),
+            Event(17), Mul, Event(14), Div, Add, Add, Num(3.0), Event(18), Mul, Event(14), Div,
+            Add, Event(19), Event(14), Div, Add, Event(20), Event(14), Div, Add, Div, Add, Mul,
+            Event(3), Mul, Num(5.0), Div, Event(4), Div, Num(100.0), Div,
+        ]),
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
         .groups(&["BrMispredicts"])
         .reads(&[
@@ -2157,7 +2836,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("d", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a - b - 2 * c) / d", &[Event(0), Event(1), Sub, Num(2.0), Event(2), Mul, Sub, Event(3), Div]),
+        .formula("(a - b - 2 * c) / d", &[
+            Event(0), Event(1), Sub, Num(2.0), Event(2), Mul, Sub, Event(3), Div,
+        ]),
     metric("Info_Branches_Other_Branches", "", "TMA", Cpu)
         .groups(&["Bad", "Branches"])
         .reads(&[
@@ -2168,7 +2849,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
             read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[Num(1.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Event(3), Event(4), Add, Event(1), Div, Add, Event(5), Event(2), Sub, Num(2.0), Event(3), Mul, Sub, Event(1), Div, Add, Sub]),
+        .formula("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[
+            Num(1.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Event(3), Event(4),
+            Add, Event(1), Div, Add, Event(5), Event(2), Sub, Num(2.0), Event(3), Mul, Sub,
+            Event(1), Div, Add, Sub,
+        ]),
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
@@ -2228,7 +2913,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "L2_RQSTS.SWPF_MISS", "CORE"),
             read("e", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * (a - b + c + d) / e", &[Num(1000.0), Event(0), Event(1), Sub, Event(2), Add, Event(3), Add, Mul, Event(4), Div]),
+        .formula("1000 * (a - b + c + d) / e", &[
+            Num(1000.0), Event(0), Event(1), Sub, Event(2), Add, Event(3), Add, Mul, Event(4), Div,
+        ]),
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
         .groups(&["CacheHits", "Mem"])
         .reads(&[
@@ -2255,25 +2942,37 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryTLB"])
         .reads(&[
@@ -2283,7 +2982,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[Event(0), Event(1), Add, Event(2), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(3), Event(4), Select, Mul, Div])
+        .formula("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[
+            Event(0), Event(1), Add, Event(2), Add, Num(2.0), Const(Constant::HyperthreadingOn),
+            Event(3), Event(4), Select, Mul, Div,
+        ])
         .threshold(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
         .groups(&["Fed", "MemoryTLB"])
@@ -2311,25 +3013,37 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
         .groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
@@ -2397,20 +3111,30 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0), Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
+            Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_DRAM_BW_Use", "GB/sec", "TMA", Socket)
         .groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_IO_Read_BW", "GB/sec", "TMA", Socket)
         .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Num(64.0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Num(64.0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_IO_Write_BW", "GB/sec", "TMA", Socket)
         .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
@@ -2419,7 +3143,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("(a + b + c + d) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul,
+            Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_Time", "", "TMA", Socket)
         .groups(&["Summary"])
         .formula("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
@@ -2438,5 +3165,8 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
         ])
-        .formula("1 - a / b if HYPERTHREADING_ON else 0", &[Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Div, Sub, Num(0.0), Select]),
+        .formula("1 - a / b if HYPERTHREADING_ON else 0", &[
+            Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Div, Sub, Num(0.0),
+            Select,
+        ]),
 ];

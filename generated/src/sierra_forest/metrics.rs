@@ -22,7 +22,10 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
+            Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -42,7 +45,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (a + b) / (a + b + c + d)", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div]),
+        .formula("100 * (a + b) / (a + b + c + d)", &[
+            Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div,
+        ]),
     metric("numa_reads_addressed_to_remote_dram", "percent", "NUMA", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_LOCAL", "CHA"),
@@ -50,19 +56,28 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (c + d) / (a + b + c + d)", &[Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div]),
+        .formula("100 * (c + d) / (a + b + c + d)", &[
+            Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
+            Event(3), Add, Div,
+        ]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.RD", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT_SCH0.RD", "IMC"),
@@ -70,12 +85,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("d", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0),
+            Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("upi_data_transmit_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("loads_retired_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
@@ -133,7 +154,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div, Const(Constant::DurationSeconds), Mul]),
+        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+            Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
+            Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
+            Const(Constant::DurationSeconds), Mul,
+        ]),
     metric("itlb_2nd_level_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
@@ -168,13 +193,18 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_read_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
@@ -188,7 +218,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", "CHA"),
         ])
-        .formula("100 * ((b + d) / (a + c))", &[Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul]),
+        .formula("100 * ((b + d) / (a + c))", &[
+            Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul,
+        ]),
     metric("io_full_write_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
@@ -199,24 +231,34 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_local", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_msi", "per second", "IO", Socket)
         .reads(&[
             read("a", "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", "IIO"),
@@ -226,43 +268,60 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("iio_bandwidth_read", "MB/sec", "IO, BW", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("iio_bandwidth_write", "MB/sec", "IO, BW", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_read_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("io_bandwidth_write_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.ALL_P", "CORE"),
@@ -287,7 +346,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["ICache_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min]),
+        .threshold(&["ICache_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min,
+        ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
         .level(3)
         .parent("IFetch_Latency")
@@ -296,7 +357,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["ITLB_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min]),
+        .threshold(&["ITLB_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min,
+        ]),
     metric("Branch_Detect", "percent", "TMA", Cpu)
         .level(3)
         .parent("IFetch_Latency")
@@ -305,7 +368,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Branch_Detect", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Detect > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min]),
+        .threshold(&["Branch_Detect", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Detect > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min,
+        ]),
     metric("Branch_Resteer", "percent", "TMA", Cpu)
         .level(3)
         .parent("IFetch_Latency")
@@ -314,7 +379,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Branch_Resteer", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteer > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min]),
+        .threshold(&["Branch_Resteer", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteer > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min,
+        ]),
     metric("IFetch_Bandwidth", "percent", "TMA", Cpu)
         .level(2)
         .parent("Frontend_Bound")
@@ -332,7 +399,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Cisc", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Cisc > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min]),
+        .threshold(&["Cisc", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Cisc > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min,
+        ]),
     metric("Decode", "percent", "TMA", Cpu)
         .level(3)
         .parent("IFetch_Bandwidth")
@@ -341,7 +410,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Decode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Decode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min]),
+        .threshold(&["Decode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Decode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min,
+        ]),
     metric("Predecode", "percent", "TMA", Cpu)
         .level(3)
         .parent("IFetch_Bandwidth")
@@ -350,7 +421,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Predecode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Predecode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min]),
+        .threshold(&["Predecode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Predecode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min,
+        ]),
     metric("Other_FB", "percent", "TMA", Cpu)
         .level(3)
         .parent("IFetch_Bandwidth")
@@ -359,7 +432,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Other_FB", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Other_FB > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min]),
+        .threshold(&["Other_FB", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Other_FB > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min,
+        ]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "TOPDOWN_BAD_SPECULATION.ALL_P", "CORE"),
@@ -393,7 +468,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.05), Gt, Min, Event(2), Num(0.15), Gt, Min]),
+        .threshold(&["Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.05), Gt, Min, Event(2), Num(0.15), Gt, Min,
+        ]),
     metric("Fast_Nuke", "percent", "TMA", Cpu)
         .level(3)
         .parent("Machine_Clears")
@@ -402,7 +479,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Fast_Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Fast_Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.05), Gt, Min, Event(2), Num(0.15), Gt, Min]),
+        .threshold(&["Fast_Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Fast_Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[
+            Event(0), Num(0.05), Gt, Event(1), Num(0.05), Gt, Min, Event(2), Num(0.15), Gt, Min,
+        ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.ALL_P", "CORE"),
@@ -427,7 +506,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Allocation_Restriction", "Core_Bound", "Backend_Bound"], "min(min(Allocation_Restriction > 0.1, Core_Bound > 0.1), Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.1), Gt, Min]),
+        .threshold(&["Allocation_Restriction", "Core_Bound", "Backend_Bound"], "min(min(Allocation_Restriction > 0.1, Core_Bound > 0.1), Backend_Bound > 0.1)", &[
+            Event(0), Num(0.1), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.1), Gt, Min,
+        ]),
     metric("Resource_Bound", "percent", "TMA", Cpu)
         .level(2)
         .parent("Backend_Bound")
@@ -436,7 +517,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
             read("c", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", "CORE"),
         ])
-        .formula("100 * (a / (6 * b) - c / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Event(2), Num(6.0), Event(1), Mul, Div, Sub, Mul])
+        .formula("100 * (a / (6 * b) - c / (6 * b))", &[
+            Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Event(2), Num(6.0), Event(1), Mul,
+            Div, Sub, Mul,
+        ])
         .threshold(&["Resource_Bound", "Backend_Bound"], "min(Resource_Bound > 0.2, Backend_Bound > 0.1)", &[Event(0), Num(0.2), Gt, Event(1), Num(0.1), Gt, Min]),
     metric("Mem_Scheduler", "percent", "TMA", Cpu)
         .level(3)
@@ -446,7 +530,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min]),
+        .threshold(&["Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+            Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
+        ]),
     metric("Non_Mem_Scheduler", "percent", "TMA", Cpu)
         .level(3)
         .parent("Resource_Bound")
@@ -455,7 +541,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Non_Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Non_Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min]),
+        .threshold(&["Non_Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Non_Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+            Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
+        ]),
     metric("Register", "percent", "TMA", Cpu)
         .level(3)
         .parent("Resource_Bound")
@@ -464,7 +552,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Register", "Resource_Bound", "Backend_Bound"], "min(min(Register > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min]),
+        .threshold(&["Register", "Resource_Bound", "Backend_Bound"], "min(min(Register > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+            Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
+        ]),
     metric("Reorder_Buffer", "percent", "TMA", Cpu)
         .level(3)
         .parent("Resource_Bound")
@@ -473,7 +563,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Reorder_Buffer", "Resource_Bound", "Backend_Bound"], "min(min(Reorder_Buffer > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min]),
+        .threshold(&["Reorder_Buffer", "Resource_Bound", "Backend_Bound"], "min(min(Reorder_Buffer > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+            Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
+        ]),
     metric("Serialization", "percent", "TMA", Cpu)
         .level(3)
         .parent("Resource_Bound")
@@ -482,7 +574,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
         .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Serialization", "Resource_Bound", "Backend_Bound"], "min(min(Serialization > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min]),
+        .threshold(&["Serialization", "Resource_Bound", "Backend_Bound"], "min(min(Serialization > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+            Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
+        ]),
     metric("Retiring", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "TOPDOWN_RETIRING.ALL_P", "CORE"),
@@ -719,7 +813,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "TOPDOWN_BE_BOUND.MEM_SCHEDULER", "CORE"),
             read("d", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / b) * (c / (6 * d))", &[Num(100.0), Event(0), Event(1), Div, Mul, Event(2), Num(6.0), Event(3), Mul, Div, Mul]),
+        .formula("100 * (a / b) * (c / (6 * d))", &[
+            Num(100.0), Event(0), Event(1), Div, Mul, Event(2), Num(6.0), Event(3), Mul, Div, Mul,
+        ]),
     metric("Info_Load_Store_Bound_Load_Bound", "", "TMA", Cpu)
         .groups(&["load_store_bound"])
         .reads(&[
@@ -827,5 +923,8 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "FP_FLOPS_RETIRED.ALL", "CORE"),
         ])
-        .formula("a / (DURATIONTIMEINMILLISECONDS / 1000 * 1000000000)", &[Event(0), Const(Constant::DurationMilliseconds), Num(1000.0), Div, Num(1000000000.0), Mul, Div]),
+        .formula("a / (DURATIONTIMEINMILLISECONDS / 1000 * 1000000000)", &[
+            Event(0), Const(Constant::DurationMilliseconds), Num(1000.0), Div, Num(1000000000.0),
+            Mul, Div,
+        ]),
 ];

@@ -32,14 +32,18 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("rd", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("rd * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("rd * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .about("Bytes written to DRAM per second, in MB/s: every CAS write moves one 64-byte line (iMC CAS_COUNT.WR, summed over the socket's channels).")
         .groups(&["MemoryBW"])
         .reads(&[
             read("wr", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("wr * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("wr * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .about("Bytes read from and written to DRAM per second, in MB/s (64 bytes per CAS).")
         .groups(&["MemoryBW"])
@@ -47,7 +51,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("rd", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("wr", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .about("Share of the core's issue slots (4 a cycle) in which the front end delivered no uop while the back end could take one. With Hyper-Threading the slots are the core's: half the thread's cycles, scaled up by the share of cycles one thread ran alone.")
         .groups(&["TmaL1"])
@@ -57,7 +64,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
         ])
-        .formula("100 * a / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Num(1.0), Event(2), Event(3), Div, Add, Mul, Event(1), Select, Mul, Div]),
+        .formula("100 * a / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Num(1.0), Event(2), Event(3), Div, Add, Mul, Event(1), Select, Mul, Div,
+        ]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .about("Share of issue slots spent on uops that never retired, and on the cycles the issue stage recovered from a misprediction (4 slots each).")
         .groups(&["TmaL1"])
@@ -70,7 +80,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
         ])
-        .formula("100 * (i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec)) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(4), Select, Mul, Div]),
+        .formula("100 * (i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec)) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Num(1.0), Event(5),
+            Event(6), Div, Add, Mul, Event(4), Select, Mul, Div,
+        ]),
     metric("Retiring", "percent", "TMA", Cpu)
         .about("Share of issue slots filled by uops that retired.")
         .groups(&["TmaL1"])
@@ -80,7 +95,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
         ])
-        .formula("100 * r / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Num(1.0), Event(2), Event(3), Div, Add, Mul, Event(1), Select, Mul, Div]),
+        .formula("100 * r / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Num(1.0), Event(2), Event(3), Div, Add, Mul, Event(1), Select, Mul, Div,
+        ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .about("Share of issue slots lost because the back end could not take uops: what the other three categories leave.")
         .groups(&["TmaL1"])
@@ -94,5 +112,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
         ])
-        .formula("100 - 100 * (a + i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec) + r) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[Num(100.0), Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Add, Event(2), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Num(1.0), Event(6), Event(7), Div, Add, Mul, Event(5), Select, Mul, Div, Sub]),
+        .formula("100 - 100 * (a + i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec) + r) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Add,
+            Event(2), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0),
+            Div, Num(1.0), Event(6), Event(7), Div, Add, Mul, Event(5), Select, Mul, Div, Sub,
+        ]),
 ];

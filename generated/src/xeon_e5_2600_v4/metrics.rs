@@ -106,28 +106,40 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_C_CLOCKTICKS", "CBO"),
         ])
-        .formula("a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::CoresPerSocket), Const(Constant::SocketCount), Mul, Div, Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Const(Constant::CoresPerSocket), Const(Constant::SocketCount), Mul, Div,
+            Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("qpi_data_transmit_bw", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_Q_TxL_FLITS_G0.DATA", "QPI"),
         ])
-        .formula("a * 8 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(8.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 8 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(8.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
+        ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div]),
+        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+            Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
+            Const(Constant::DurationSeconds), Div,
+        ]),
     metric("percent_uops_delivered_from_decoded_icache", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -159,7 +171,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Mul,
+        ])
         .threshold(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
     metric("Fetch_Latency", "percent", "TMA", Cpu)
         .groups(&["Frontend", "TmaL2"])
@@ -170,7 +185,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul,
+        ])
         .threshold(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
@@ -181,7 +199,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
         .level(3)
@@ -192,8 +212,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((14 * a + b + 7 * c) / d)", &[Num(100.0), Num(14.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add, Event(3), Div, Mul])
-        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * ((14 * a + b + 7 * c) / d)", &[
+            Num(100.0), Num(14.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
+            Event(3), Div, Mul,
+        ])
+        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Branch_Resteers", "percent", "TMA", Cpu)
         .groups(&["FetchLat"])
         .level(3)
@@ -204,8 +229,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "BACLEARS.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (12 * (a + b + c) / d)", &[Num(100.0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul])
-        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .formula("100 * (12 * (a + b + c) / d)", &[
+            Num(100.0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul,
+        ])
+        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Mispredicts_Resteers", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BrMispredicts", "BvMP"])
         .level(4)
@@ -216,8 +245,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "BACLEARS.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (12 * (a + b + c) / d) / (a + b + c))", &[Num(100.0), Event(0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul, Event(0), Event(1), Add, Event(2), Add, Div, Mul])
-        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * (a * (12 * (a + b + c) / d) / (a + b + c))", &[
+            Num(100.0), Event(0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3),
+            Div, Mul, Event(0), Event(1), Add, Event(2), Add, Div, Mul,
+        ])
+        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Clears_Resteers", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "MachineClears"])
         .level(4)
@@ -228,8 +263,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "BACLEARS.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (12 * (b + a + c) / d) / (b + a + c))", &[Num(100.0), Event(0), Num(12.0), Event(1), Event(0), Add, Event(2), Add, Mul, Event(3), Div, Mul, Event(1), Event(0), Add, Event(2), Add, Div, Mul])
-        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * (a * (12 * (b + a + c) / d) / (b + a + c))", &[
+            Num(100.0), Event(0), Num(12.0), Event(1), Event(0), Add, Event(2), Add, Mul, Event(3),
+            Div, Mul, Event(1), Event(0), Add, Event(2), Add, Div, Mul,
+        ])
+        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("Unknown_Branches", "percent", "TMA", Cpu)
         .groups(&["BigFootprint", "BvBC", "FetchLat"])
         .level(4)
@@ -240,8 +281,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "BACLEARS.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (12 * (a + b + c) / d - a * (12 * (a + b + c) / d) / (a + b + c) - b * (12 * (a + b + c) / d) / (a + b + c))", &[Num(100.0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Event(0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul, Event(0), Event(1), Add, Event(2), Add, Div, Sub, Event(1), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul, Event(0), Event(1), Add, Event(2), Add, Div, Sub, Mul])
-        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(15.0), Gt, Min]),
+        .formula("100 * (12 * (a + b + c) / d - a * (12 * (a + b + c) / d) / (a + b + c) - b * (12 * (a + b + c) / d) / (a + b + c))", &[
+            Num(100.0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div,
+            Event(0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul,
+            Event(0), Event(1), Add, Event(2), Add, Div, Sub, Event(1), Num(12.0), Event(0),
+            Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul, Event(0), Event(1), Add,
+            Event(2), Add, Div, Sub, Mul,
+        ])
+        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(15.0), Gt, Min,
+        ]),
     metric("MS_Switches", "percent", "TMA", Cpu)
         .groups(&["FetchLat", "MicroSeq"])
         .level(3)
@@ -251,7 +301,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (2 * a / b)", &[Num(100.0), Num(2.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("LCP", "percent", "TMA", Cpu)
         .groups(&["FetchLat"])
         .level(3)
@@ -261,7 +313,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("DSB_Switches", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchLat"])
         .level(3)
@@ -271,7 +325,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min]),
+        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
+        ]),
     metric("Fetch_Bandwidth", "percent", "TMA", Cpu)
         .groups(&["FetchBW", "Frontend", "TmaL2"])
         .level(2)
@@ -282,7 +338,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Mul,
+        ])
         .threshold(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
     metric("MITE", "percent", "TMA", Cpu)
         .groups(&["DSBmiss", "FetchBW"])
@@ -294,7 +355,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul])
+        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
         .threshold(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("DSB", "percent", "TMA", Cpu)
         .groups(&["DSB", "FetchBW"])
@@ -306,7 +370,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul])
+        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+            Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
+            Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
+        ])
         .threshold(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .groups(&["TmaL1"])
@@ -318,7 +385,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul])
+        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+            Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
@@ -334,7 +406,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select, Mul, Div, Mul, Mul])
+        .formula("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[
+            Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select,
+            Mul, Div, Mul, Mul,
+        ])
         .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
         .groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
@@ -350,7 +427,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("h", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Event(6), Event(6), Event(7), Add, Div, Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul, Sub, Mul])
+        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[
+            Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Event(6), Event(6), Event(7), Add, Div, Event(0), Event(1), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select,
+            Mul, Div, Mul, Sub, Mul,
+        ])
         .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .groups(&["BvOB", "TmaL1"])
@@ -363,7 +448,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
             read("g", "INT_MISC.RECOVERY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Event(4), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Sub, Mul])
+        .formula("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
+            Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Add, Event(4), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Add, Sub, Mul,
+        ])
         .threshold(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
     metric("Memory_Bound", "percent", "TMA", Cpu)
         .groups(&["Backend", "TmaL2"])
@@ -387,7 +479,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
             read("p", "INT_MISC.RECOVERY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((a + b) / (c + d - (e if f / g > 1.8 else h) - (i if 4 * j / (4 * (k / 2 if HYPERTHREADING_ON else g)) > 0.1 else 0) + b) * (1 - (l / (4 * (k / 2 if HYPERTHREADING_ON else g)) + (m - n + 4 * (o / 2 if HYPERTHREADING_ON else p)) / (4 * (k / 2 if HYPERTHREADING_ON else g)) + n / (4 * (k / 2 if HYPERTHREADING_ON else g)))))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Add, Event(5), Event(6), Div, Num(1.8), Gt, Event(4), Event(7), Select, Sub, Num(4.0), Event(9), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div, Event(6), Select, Mul, Div, Num(0.1), Gt, Event(8), Num(0.0), Select, Sub, Event(1), Add, Div, Num(1.0), Event(11), Num(4.0), Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div, Event(6), Select, Mul, Div, Event(12), Event(13), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(14), Num(2.0), Div, Event(15), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div, Event(6), Select, Mul, Div, Add, Event(13), Num(4.0), Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div, Event(6), Select, Mul, Div, Add, Sub, Mul, Mul])
+        .formula("100 * ((a + b) / (c + d - (e if f / g > 1.8 else h) - (i if 4 * j / (4 * (k / 2 if HYPERTHREADING_ON else g)) > 0.1 else 0) + b) * (1 - (l / (4 * (k / 2 if HYPERTHREADING_ON else g)) + (m - n + 4 * (o / 2 if HYPERTHREADING_ON else p)) / (4 * (k / 2 if HYPERTHREADING_ON else g)) + n / (4 * (k / 2 if HYPERTHREADING_ON else g)))))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Add, Event(5), Event(6), Div,
+            Num(1.8), Gt, Event(4), Event(7), Select, Sub, Num(4.0), Event(9), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div, Event(6), Select, Mul,
+            Div, Num(0.1), Gt, Event(8), Num(0.0), Select, Sub, Event(1), Add, Div, Num(1.0),
+            Event(11), Num(4.0), Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div,
+            Event(6), Select, Mul, Div, Event(12), Event(13), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(14), Num(2.0), Div, Event(15), Select, Mul,
+            Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div, Event(6),
+            Select, Mul, Div, Add, Event(13), Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(10), Num(2.0), Div, Event(6), Select, Mul, Div, Add, Sub, Mul, Mul,
+        ])
         .threshold(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("L1_Bound", "percent", "TMA", Cpu)
         .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
@@ -398,8 +501,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * max((a - b) / c, 0)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul])
-        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * max((a - b) / c, 0)", &[
+            Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
+        ])
+        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("DTLB_Load", "percent", "TMA", Cpu)
         .groups(&["BvMT", "MemoryTLB"])
         .level(4)
@@ -410,8 +517,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((8 * a + b + 7 * c) / d)", &[Num(100.0), Num(8.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add, Event(3), Div, Mul])
-        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((8 * a + b + 7 * c) / d)", &[
+            Num(100.0), Num(8.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
+            Event(3), Div, Mul,
+        ])
+        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Fwd_Blk", "percent", "TMA", Cpu)
         .level(4)
         .parent("L1_Bound")
@@ -420,7 +533,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Lock_Latency", "percent", "TMA", Cpu)
         .groups(&["LockCont", "Offcore"])
         .level(4)
@@ -431,8 +547,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("d", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * (a / b * min(c, d) / c)", &[Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Min, Mul, Event(2), Div, Mul])
-        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (a / b * min(c, d) / c)", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Min, Mul, Event(2), Div, Mul,
+        ])
+        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Split_Loads", "percent", "TMA", Cpu)
         .level(4)
         .parent("L1_Bound")
@@ -443,7 +564,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "LD_BLOCKS.NO_SR", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul])
+        .formula("100 * (a / (b + c) * d / e)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
+        ])
         .threshold(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
     metric("4K_Aliasing", "percent", "TMA", Cpu)
         .level(4)
@@ -464,7 +587,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul])
+        .formula("100 * (a / (b + c) * d / e)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
+        ])
         .threshold(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
     metric("L2_Bound", "percent", "TMA", Cpu)
         .groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
@@ -476,7 +601,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("L3_Bound", "percent", "TMA", Cpu)
         .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
         .level(3)
@@ -487,8 +614,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + 7 * b) * c / d)", &[Num(100.0), Event(0), Event(0), Num(7.0), Event(1), Mul, Add, Div, Event(2), Mul, Event(3), Div, Mul])
-        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (a + 7 * b) * c / d)", &[
+            Num(100.0), Event(0), Event(0), Num(7.0), Event(1), Mul, Add, Div, Event(2), Mul,
+            Event(3), Div, Mul,
+        ])
+        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Contested_Accesses", "percent", "TMA", Cpu)
         .groups(&["BvMS", "DataSharing", "LockCont", "Offcore", "Snoop"])
         .level(4)
@@ -506,8 +638,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((60 * (a * (1 + b / (c + d + e + a + f + g + h + i + j))) + 43 * (f * (1 + b / (c + d + e + a + f + g + h + i + j)))) / k)", &[Num(100.0), Num(60.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4), Add, Event(0), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Mul, Mul, Num(43.0), Event(5), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4), Add, Event(0), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Mul, Mul, Add, Event(10), Div, Mul])
-        .threshold(&["Contested_Accesses", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Contested_Accesses > 5, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((60 * (a * (1 + b / (c + d + e + a + f + g + h + i + j))) + 43 * (f * (1 + b / (c + d + e + a + f + g + h + i + j)))) / k)", &[
+            Num(100.0), Num(60.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4),
+            Add, Event(0), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add,
+            Event(9), Add, Div, Add, Mul, Mul, Num(43.0), Event(5), Num(1.0), Event(1), Event(2),
+            Event(3), Add, Event(4), Add, Event(0), Add, Event(5), Add, Event(6), Add, Event(7),
+            Add, Event(8), Add, Event(9), Add, Div, Add, Mul, Mul, Add, Event(10), Div, Mul,
+        ])
+        .threshold(&["Contested_Accesses", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Contested_Accesses > 5, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Data_Sharing", "percent", "TMA", Cpu)
         .groups(&["BvMS", "Offcore", "Snoop"])
         .level(4)
@@ -525,8 +666,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (43 * (a * (1 + b / (c + d + a + e + f + g + h + i + j))) / k)", &[Num(100.0), Num(43.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(0), Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul])
-        .threshold(&["Data_Sharing", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Data_Sharing > 5, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (43 * (a * (1 + b / (c + d + a + e + f + g + h + i + j))) / k)", &[
+            Num(100.0), Num(43.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(0),
+            Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add,
+            Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul,
+        ])
+        .threshold(&["Data_Sharing", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Data_Sharing > 5, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("L3_Hit_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "MemoryLat"])
         .level(4)
@@ -544,8 +692,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (41 * (a * (1 + b / (c + a + d + e + f + g + h + i + j))) / k)", &[Num(100.0), Num(41.0), Event(0), Num(1.0), Event(1), Event(2), Event(0), Add, Event(3), Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul])
-        .threshold(&["L3_Hit_Latency", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L3_Hit_Latency > 10, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (41 * (a * (1 + b / (c + a + d + e + f + g + h + i + j))) / k)", &[
+            Num(100.0), Num(41.0), Event(0), Num(1.0), Event(1), Event(2), Event(0), Add, Event(3),
+            Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add,
+            Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul,
+        ])
+        .threshold(&["L3_Hit_Latency", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L3_Hit_Latency > 10, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("SQ_Full", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW", "Offcore"])
         .level(4)
@@ -555,8 +710,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0), Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
-        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
+            Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div, Mul,
+        ])
+        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("DRAM_Bound", "percent", "TMA", Cpu)
         .groups(&["MemoryBound", "TmaL3mem"])
         .level(3)
@@ -567,8 +729,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((1 - a / (a + 7 * b)) * c / d)", &[Num(100.0), Num(1.0), Event(0), Event(0), Num(7.0), Event(1), Mul, Add, Div, Sub, Event(2), Mul, Event(3), Div, Mul])
-        .threshold(&["DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * ((1 - a / (a + 7 * b)) * c / d)", &[
+            Num(100.0), Num(1.0), Event(0), Event(0), Num(7.0), Event(1), Mul, Add, Div, Sub,
+            Event(2), Mul, Event(3), Div, Mul,
+        ])
+        .threshold(&["DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("MEM_Bandwidth", "percent", "TMA", Cpu)
         .groups(&["BvMB", "MemoryBW", "Offcore"])
         .level(4)
@@ -578,7 +745,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
         .formula("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
-        .threshold(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .threshold(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("MEM_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "MemoryLat", "Offcore"])
         .level(4)
@@ -588,8 +758,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0), Div, Sub, Mul])
-        .threshold(&["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[
+            Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
+            Div, Sub, Mul,
+        ])
+        .threshold(&["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Local_MEM", "percent", "TMA", Cpu)
         .groups(&["Server"])
         .level(5)
@@ -607,8 +783,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (200 * (a * (1 + b / (c + d + e + f + g + a + h + i + j))) / k)", &[Num(100.0), Num(200.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(0), Add, Event(7), Add, Event(8), Add, Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul])
-        .threshold(&["Local_MEM", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Local_MEM > 10, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * (200 * (a * (1 + b / (c + d + e + f + g + a + h + i + j))) / k)", &[
+            Num(100.0), Num(200.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
+            Event(4), Add, Event(5), Add, Event(6), Add, Event(0), Add, Event(7), Add, Event(8),
+            Add, Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul,
+        ])
+        .threshold(&["Local_MEM", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Local_MEM > 10, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Remote_MEM", "percent", "TMA", Cpu)
         .groups(&["Server", "Snoop"])
         .level(5)
@@ -626,8 +809,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (310 * (a * (1 + b / (c + d + e + f + g + h + a + i + j))) / k)", &[Num(100.0), Num(310.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(0), Add, Event(8), Add, Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul])
-        .threshold(&["Remote_MEM", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Remote_MEM > 10, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * (310 * (a * (1 + b / (c + d + e + f + g + h + a + i + j))) / k)", &[
+            Num(100.0), Num(310.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
+            Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(0), Add, Event(8),
+            Add, Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul,
+        ])
+        .threshold(&["Remote_MEM", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Remote_MEM > 10, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Remote_Cache", "percent", "TMA", Cpu)
         .groups(&["Offcore", "Server", "Snoop"])
         .level(5)
@@ -645,8 +835,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((200 * (a * (1 + b / (c + d + e + f + g + h + i + a + j))) + 180 * (j * (1 + b / (c + d + e + f + g + h + i + a + j)))) / k)", &[Num(100.0), Num(200.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add, Event(0), Add, Event(9), Add, Div, Add, Mul, Mul, Num(180.0), Event(9), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add, Event(0), Add, Event(9), Add, Div, Add, Mul, Mul, Add, Event(10), Div, Mul])
-        .threshold(&["Remote_Cache", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Remote_Cache > 5, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min]),
+        .formula("100 * ((200 * (a * (1 + b / (c + d + e + f + g + h + i + a + j))) + 180 * (j * (1 + b / (c + d + e + f + g + h + i + a + j)))) / k)", &[
+            Num(100.0), Num(200.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
+            Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add, Event(0),
+            Add, Event(9), Add, Div, Add, Mul, Mul, Num(180.0), Event(9), Num(1.0), Event(1),
+            Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add,
+            Event(8), Add, Event(0), Add, Event(9), Add, Div, Add, Mul, Mul, Add, Event(10), Div,
+            Mul,
+        ])
+        .threshold(&["Remote_Cache", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Remote_Cache > 5, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Bound", "percent", "TMA", Cpu)
         .groups(&["MemoryBound", "TmaL3mem"])
         .level(3)
@@ -656,7 +856,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Store_Latency", "percent", "TMA", Cpu)
         .groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
         .level(4)
@@ -668,8 +870,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((a * 9 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[Num(100.0), Event(0), Num(9.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul, Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3), Div, Mul])
-        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a * 9 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
+            Num(100.0), Event(0), Num(9.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
+            Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3),
+            Div, Mul,
+        ])
+        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("False_Sharing", "percent", "TMA", Cpu)
         .groups(&["BvMS", "DataSharing", "LockCont", "Offcore", "Snoop"])
         .level(4)
@@ -679,8 +888,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((200 * a + 60 * b) / c)", &[Num(100.0), Num(200.0), Event(0), Mul, Num(60.0), Event(1), Mul, Add, Event(2), Div, Mul])
-        .threshold(&["False_Sharing", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(False_Sharing > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((200 * a + 60 * b) / c)", &[
+            Num(100.0), Num(200.0), Event(0), Mul, Num(60.0), Event(1), Mul, Add, Event(2), Div,
+            Mul,
+        ])
+        .threshold(&["False_Sharing", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(False_Sharing > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Split_Stores", "percent", "TMA", Cpu)
         .level(4)
         .parent("Store_Bound")
@@ -689,8 +904,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (2 * a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Num(2.0), Event(0), Mul, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
-        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (2 * a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Num(2.0), Event(0), Mul, Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Div, Mul,
+        ])
+        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("DTLB_Store", "percent", "TMA", Cpu)
         .groups(&["BvMT", "MemoryTLB"])
         .level(4)
@@ -701,8 +922,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((8 * a + b + 7 * c) / d)", &[Num(100.0), Num(8.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add, Event(3), Div, Mul])
-        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((8 * a + b + 7 * c) / d)", &[
+            Num(100.0), Num(8.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
+            Event(3), Div, Mul,
+        ])
+        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+            Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Core_Bound", "percent", "TMA", Cpu)
         .groups(&["Backend", "TmaL2", "Compute"])
         .level(2)
@@ -725,7 +952,24 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "RS_EVENTS.EMPTY_CYCLES", "CORE"),
             read("p", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
         ])
-        .formula("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))) - (h + i) / (j + k - (l if m / c > 1.8 else n) - (o if 4 * p / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1 else 0) + i) * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c)))))", &[Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Event(4), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Sub, Event(7), Event(8), Add, Event(9), Event(10), Add, Event(12), Event(2), Div, Num(1.8), Gt, Event(11), Event(13), Select, Sub, Num(4.0), Event(15), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(0.1), Gt, Event(14), Num(0.0), Select, Sub, Event(8), Add, Div, Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Event(4), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Sub, Mul, Sub, Mul])
+        .formula("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))) - (h + i) / (j + k - (l if m / c > 1.8 else n) - (o if 4 * p / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1 else 0) + i) * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c)))))", &[
+            Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Sub, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Add,
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Mul, Div, Add, Event(4), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Add, Sub, Event(7), Event(8), Add, Event(9),
+            Event(10), Add, Event(12), Event(2), Div, Num(1.8), Gt, Event(11), Event(13), Select,
+            Sub, Num(4.0), Event(15), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
+            Num(2.0), Div, Event(2), Select, Mul, Div, Num(0.1), Gt, Event(14), Num(0.0), Select,
+            Sub, Event(8), Add, Div, Num(1.0), Event(0), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Event(3), Event(4), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(5),
+            Num(2.0), Div, Event(6), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Add, Event(4), Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Add, Sub, Mul, Sub, Mul,
+        ])
         .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Divider", "percent", "TMA", Cpu)
         .groups(&["BvCB"])
@@ -736,8 +980,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
-        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
+        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilization", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(3)
@@ -755,8 +1004,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "RESOURCE_STALLS.SB", "CORE"),
             read("k", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
         ])
-        .formula("100 * ((a + b - (c if d / e > 1.8 else f) - (g if 4 * h / (4 * (i / 2 if HYPERTHREADING_ON else e)) > 0.1 else 0) + j - j - k) / e)", &[Num(100.0), Event(0), Event(1), Add, Event(3), Event(4), Div, Num(1.8), Gt, Event(2), Event(5), Select, Sub, Num(4.0), Event(7), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div, Event(4), Select, Mul, Div, Num(0.1), Gt, Event(6), Num(0.0), Select, Sub, Event(9), Add, Event(9), Sub, Event(10), Sub, Event(4), Div, Mul])
-        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min]),
+        .formula("100 * ((a + b - (c if d / e > 1.8 else f) - (g if 4 * h / (4 * (i / 2 if HYPERTHREADING_ON else e)) > 0.1 else 0) + j - j - k) / e)", &[
+            Num(100.0), Event(0), Event(1), Add, Event(3), Event(4), Div, Num(1.8), Gt, Event(2),
+            Event(5), Select, Sub, Num(4.0), Event(7), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Num(0.1), Gt, Event(6), Num(0.0), Select, Sub, Event(9), Add, Event(9), Sub, Event(10),
+            Sub, Event(4), Div, Mul,
+        ])
+        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_0", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(4)
@@ -769,8 +1026,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else b - (c if 4 * d / (4 * (e / 2 if HYPERTHREADING_ON else f)) > 0.1 else 0)) / (e / 2 if HYPERTHREADING_ON else f))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Num(0.1), Gt, Event(2), Num(0.0), Select, Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Div, Mul])
-        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a / 2 if HYPERTHREADING_ON else b - (c if 4 * d / (4 * (e / 2 if HYPERTHREADING_ON else f)) > 0.1 else 0)) / (e / 2 if HYPERTHREADING_ON else f))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1),
+            Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(4),
+            Num(2.0), Div, Event(5), Select, Mul, Div, Num(0.1), Gt, Event(2), Num(0.0), Select,
+            Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5),
+            Select, Div, Mul,
+        ])
+        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_1", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(4)
@@ -783,8 +1049,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div, Event(2), Event(3), Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Div, Mul])
-        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
+            Event(2), Event(3), Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0),
+            Div, Event(5), Select, Div, Mul,
+        ])
+        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_2", "percent", "TMA", Cpu)
         .groups(&["PortsUtil"])
         .level(4)
@@ -797,8 +1070,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div, Event(2), Event(3), Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Div, Mul])
-        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
+            Event(2), Event(3), Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0),
+            Div, Event(5), Select, Div, Mul,
+        ])
+        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("Ports_Utilized_3m", "percent", "TMA", Cpu)
         .groups(&["BvCB", "PortsUtil"])
         .level(4)
@@ -809,8 +1089,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else b) / (c / 2 if HYPERTHREADING_ON else d))", &[Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Mul])
-        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min, Event(3), Num(20.0), Gt, Min]),
+        .formula("100 * ((a / 2 if HYPERTHREADING_ON else b) / (c / 2 if HYPERTHREADING_ON else d))", &[
+            Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1),
+            Select, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select,
+            Div, Mul,
+        ])
+        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+            Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+            Event(3), Num(20.0), Gt, Min,
+        ]),
     metric("ALU_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
         .parent("Ports_Utilized_3m")
@@ -822,7 +1109,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
     metric("Port_0", "percent", "TMA", Cpu)
         .groups(&["Compute"])
@@ -833,7 +1124,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_1", "percent", "TMA", Cpu)
         .level(6)
@@ -843,7 +1137,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_5", "percent", "TMA", Cpu)
         .level(6)
@@ -853,7 +1150,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_6", "percent", "TMA", Cpu)
         .level(6)
@@ -863,7 +1163,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Load_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
@@ -876,7 +1179,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Sub, Num(2.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div, Mul])
+        .formula("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+            Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Sub, Num(2.0),
+            Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_2", "percent", "TMA", Cpu)
         .level(6)
@@ -886,7 +1193,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_2"], "Port_2 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_3", "percent", "TMA", Cpu)
         .level(6)
@@ -896,7 +1206,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_3"], "Port_3 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Store_Op_Utilization", "percent", "TMA", Cpu)
         .level(5)
@@ -906,7 +1219,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_4", "percent", "TMA", Cpu)
         .level(6)
@@ -916,7 +1232,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_4"], "Port_4 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_7", "percent", "TMA", Cpu)
         .level(6)
@@ -926,7 +1245,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div, Mul])
+        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+            Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
+            Event(2), Select, Div, Mul,
+        ])
         .threshold(&["Port_7"], "Port_7 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Retiring", "percent", "TMA", Cpu)
         .groups(&["BvUW", "TmaL1"])
@@ -935,7 +1257,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Mul,
+        ])
         .threshold(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
     metric("Light_Operations", "percent", "TMA", Cpu)
         .groups(&["Retire", "TmaL2"])
@@ -948,7 +1273,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "UOPS_ISSUED.ANY", "CORE"),
             read("e", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / d * e / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(0), Event(3), Div, Event(4), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul])
+        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / d * e / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
+            Div, Event(2), Select, Mul, Div, Event(0), Event(3), Div, Event(4), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
+            Sub, Mul,
+        ])
         .threshold(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
     metric("FP_Arith", "percent", "TMA", Cpu)
         .groups(&["HPC"])
@@ -961,7 +1291,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
         ])
-        .formula("100 * (a * (b / c) / b + d / b + e / b)", &[Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(1), Div, Event(3), Event(1), Div, Add, Event(4), Event(1), Div, Add, Mul])
+        .formula("100 * (a * (b / c) / b + d / b + e / b)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(1), Div, Event(3), Event(1),
+            Div, Add, Event(4), Event(1), Div, Add, Mul,
+        ])
         .threshold(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("X87_Use", "percent", "TMA", Cpu)
         .groups(&["Compute"])
@@ -972,8 +1305,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("c", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("100 * (a * (b / c) / b)", &[Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(1), Div, Mul])
-        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .formula("100 * (a * (b / c) / b)", &[
+            Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(1), Div, Mul,
+        ])
+        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Scalar", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(4)
@@ -983,7 +1320,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(4)
@@ -993,7 +1332,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
         .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min]),
+        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector_128b", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(5)
@@ -1004,7 +1345,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
         .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
-        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(60.0), Gt, Min]),
+        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(60.0), Gt, Min,
+        ]),
     metric("FP_Vector_256b", "percent", "TMA", Cpu)
         .groups(&["Compute", "Flops"])
         .level(5)
@@ -1015,7 +1359,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
         .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
-        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min, Event(3), Num(60.0), Gt, Min]),
+        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
+            Event(3), Num(60.0), Gt, Min,
+        ]),
     metric("Heavy_Operations", "percent", "TMA", Cpu)
         .groups(&["Retire", "TmaL2"])
         .level(2)
@@ -1027,7 +1374,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul])
+        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
     metric("Microcode_Sequencer", "percent", "TMA", Cpu)
         .groups(&["MicroSeq"])
@@ -1040,7 +1391,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Mul])
+        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+            Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Mul,
+        ])
         .threshold(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Assists", "percent", "TMA", Cpu)
         .groups(&["BvIO"])
@@ -1051,8 +1406,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (66 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[Num(100.0), Num(66.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul])
-        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min]),
+        .formula("100 * (66 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+            Num(100.0), Num(66.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
+            Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul,
+        ])
+        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+        ]),
     metric("CISC", "percent", "TMA", Cpu)
         .level(4)
         .parent("Microcode_Sequencer")
@@ -1064,8 +1424,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("f", "OTHER_ASSISTS.ANY_WB_ASSIST", "CORE"),
         ])
-        .formula("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 66 * f / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Num(66.0), Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Max, Mul])
-        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min]),
+        .formula("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 66 * f / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+            Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
+            Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
+            Num(66.0), Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3),
+            Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Max, Mul,
+        ])
+        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+            Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
+        ]),
     metric("Info_Thread_IPC", "", "TMA", Cpu)
         .groups(&["Ret", "Summary"])
         .reads(&[
@@ -1108,7 +1475,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("4 * (a / 2 if HYPERTHREADING_ON else b)", &[Num(4.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select, Mul]),
+        .formula("4 * (a / 2 if HYPERTHREADING_ON else b)", &[
+            Num(4.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
+            Mul,
+        ]),
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
         .groups(&["Cor", "Pipeline"])
         .reads(&[
@@ -1123,7 +1493,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div]),
+        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div,
+        ]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
         .groups(&["Ret", "Flops"])
         .reads(&[
@@ -1134,7 +1507,11 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d) / (e / 2 if HYPERTHREADING_ON else f)", &[Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0), Event(3), Mul, Add, Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Div]),
+        .formula("(a + 2 * b + 4 * c + 8 * d) / (e / 2 if HYPERTHREADING_ON else f)", &[
+            Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
+            Event(3), Mul, Add, Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div,
+            Event(5), Select, Div,
+        ]),
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
         .groups(&["Cor", "Flops", "HPC"])
         .reads(&[
@@ -1143,7 +1520,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b) / (2 * (c / 2 if HYPERTHREADING_ON else d))", &[Event(0), Event(1), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Div]),
+        .formula("(a + b) / (2 * (c / 2 if HYPERTHREADING_ON else d))", &[
+            Event(0), Event(1), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(2),
+            Num(2.0), Div, Event(3), Select, Mul, Div,
+        ]),
     metric("Info_Core_ILP", "", "TMA", Cpu)
         .groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
@@ -1157,7 +1537,9 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 if HYPERTHREADING_ON else b", &[Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select]),
+        .formula("a / 2 if HYPERTHREADING_ON else b", &[
+            Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
+        ]),
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
         .groups(&["InsType"])
         .reads(&[
@@ -1214,7 +1596,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + 2 * c + 4 * d + 8 * e)", &[Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add, Num(8.0), Event(4), Mul, Add, Div])
+        .formula("a / (b + 2 * c + 4 * d + 8 * e)", &[
+            Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
+            Num(8.0), Event(4), Mul, Add, Div,
+        ])
         .threshold(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
         .groups(&["Flops", "InsType"])
@@ -1279,7 +1664,10 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UOPS_EXECUTED.CORE", "CORE").cmask(1),
             read("c", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", "CORE"),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div]),
+        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+            Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
+            Div,
+        ]),
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
         .groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
@@ -1288,8 +1676,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MITE_UOPS", "CORE"),
             read("d", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("a / (a + b + c + d)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div])
-        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[Event(0), Num(0.7), Lt, Event(1), Num(4.0), Div, Num(0.35), Gt, Min]),
+        .formula("a / (a + b + c + d)", &[
+            Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
+        ])
+        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[
+            Event(0), Num(0.7), Lt, Event(1), Num(4.0), Div, Num(0.35), Gt, Min,
+        ]),
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
         .groups(&["Branches", "FetchBW"])
         .reads(&[
@@ -1399,19 +1791,28 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryTLB"])
         .reads(&[
@@ -1424,26 +1825,39 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c + 7 * (d + e + f)) / (2 * (g / 2 if HYPERTHREADING_ON else h))", &[Event(0), Event(1), Add, Event(2), Add, Num(7.0), Event(3), Event(4), Add, Event(5), Add, Mul, Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select, Mul, Div])
+        .formula("(a + b + c + 7 * (d + e + f)) / (2 * (g / 2 if HYPERTHREADING_ON else h))", &[
+            Event(0), Event(1), Add, Event(2), Add, Num(7.0), Event(3), Event(4), Add, Event(5),
+            Add, Mul, Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div,
+            Event(7), Select, Mul, Div,
+        ])
         .threshold(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
         .groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
         .groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
@@ -1473,21 +1887,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
             read("d", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0), Event(3), Mul, Add, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("(a + 2 * b + 4 * c + 8 * d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
+            Event(3), Mul, Add, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds),
+            Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
         .groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
         ])
-        .formula("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Num(2.0), Div, Div, Sub, Num(0.0), Select]),
+        .formula("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[
+            Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Num(2.0), Div, Div,
+            Sub, Num(0.0), Select,
+        ]),
     metric("Info_System_DRAM_BW_Use", "GB/sec", "TMA", Socket)
         .groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div]),
+        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+            Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div,
+            Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
+        ]),
     metric("Info_System_Time", "", "TMA", Socket)
         .groups(&["Summary"])
         .formula("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])

@@ -316,9 +316,11 @@ impl MetricInfo {
 }
 
 /// A metric of a generated table (`<processor>::metrics::METRICS`), each fact written once:
-/// `metric(name, unit, category, scope)`, then `.formula(text, postfix ops)`, `.reads(events)`
-/// and whichever of `.about(description)`, `.groups(..)`, `.level(n)`, `.parent(name)` and
-/// `.threshold(metrics, text, ops)` it has. The texts are kept with the `metadata` feature only.
+/// `metric(name, unit, category, scope)`, then `.computed_as(text, postfix ops)`,
+/// `.reads(events)` and whichever of `.about(description)`, `.in_groups(..)`, `.at_level(n)`,
+/// `.child_of(name)` and `.threshold_when(metrics, text, ops)` it has. The texts are kept with
+/// the `metadata` feature only. (The builders' names differ from the fields' so that a link to
+/// a field stays one.)
 #[allow(dead_code)] // in a spec without metrics
 pub(crate) const fn metric(
     name: &'static str,
@@ -351,7 +353,7 @@ pub(crate) const fn metric(
 #[allow(dead_code, unused_variables)] // each table uses some; the texts without `metadata`
 impl MetricInfo {
     /// Its formula, as the spec writes it (`text`) and in postfix form.
-    pub(crate) const fn formula(self, text: &'static str, ops: &'static [Op]) -> Self {
+    pub(crate) const fn computed_as(self, text: &'static str, ops: &'static [Op]) -> Self {
         Self {
             #[cfg(feature = "metadata")]
             formula: text,
@@ -372,15 +374,15 @@ impl MetricInfo {
         }
     }
     /// Its groups.
-    pub(crate) const fn groups(self, groups: &'static [&'static str]) -> Self {
+    pub(crate) const fn in_groups(self, groups: &'static [&'static str]) -> Self {
         Self { groups, ..self }
     }
     /// Its top-down level.
-    pub(crate) const fn level(self, level: u8) -> Self {
+    pub(crate) const fn at_level(self, level: u8) -> Self {
         Self { level, ..self }
     }
     /// The metric above it in the top-down hierarchy.
-    pub(crate) const fn parent(self, parent: &'static str) -> Self {
+    pub(crate) const fn child_of(self, parent: &'static str) -> Self {
         Self {
             parent: Some(parent),
             ..self
@@ -388,7 +390,7 @@ impl MetricInfo {
     }
     /// Its threshold: the metrics it reads, the condition as the spec writes it (`text`) and
     /// in postfix form.
-    pub(crate) const fn threshold(
+    pub(crate) const fn threshold_when(
         self,
         metrics: &'static [&'static str],
         text: &'static str,

@@ -108,13 +108,13 @@ fn metric_literal(m: &Metric, out: &mut String) {
         let _ = writeln!(out, "        .about({})", lit(&m.description));
     }
     if !m.groups.is_empty() {
-        let _ = writeln!(out, "        .groups({})", str_slice(&m.groups));
+        let _ = writeln!(out, "        .in_groups({})", str_slice(&m.groups));
     }
     if m.level != 1 {
-        let _ = writeln!(out, "        .level({})", m.level);
+        let _ = writeln!(out, "        .at_level({})", m.level);
     }
     if let Some(parent) = &m.parent {
-        let _ = writeln!(out, "        .parent({})", lit(parent));
+        let _ = writeln!(out, "        .child_of({})", lit(parent));
     }
     if !m.events.is_empty() {
         out.push_str("        .reads(&[\n");
@@ -144,7 +144,7 @@ fn metric_literal(m: &Metric, out: &mut String) {
     }
     let _ = write!(
         out,
-        "        .formula({}, {})",
+        "        .computed_as({}, {})",
         lit(&m.formula),
         ops_literal(&m.expr.postfix())
     );
@@ -152,7 +152,7 @@ fn metric_literal(m: &Metric, out: &mut String) {
         let metrics: Vec<String> = t.metrics.iter().map(|n| n.to_string()).collect();
         let _ = write!(
             out,
-            "\n        .threshold({}, {}, {})",
+            "\n        .threshold_when({}, {}, {})",
             str_slice(&metrics),
             lit(&t.formula),
             ops_literal(&t.expr.postfix())

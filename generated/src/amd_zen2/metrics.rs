@@ -12,23 +12,23 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Socket)
         .about("Share of L3 lookups that hit: lookups less misses, over lookups, summed over the socket's L3 complexes (L3 lookup state, event 0x04: l3_lookup_state.all_l3_req_typs counts every lookup, l3_misses the misses; Linux perf's l3_cache_accesses and l3_misses).")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("lookups", "l3_lookup_state.all_l3_req_typs", "L3"),
             read("misses", "l3_misses", "L3"),
         ])
-        .formula("100 * (lookups - misses) / lookups", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (lookups - misses) / lookups", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("ipc", "instructions per cycle", "CPI", Cpu)
         .about("Instructions retired per unhalted core cycle (ex_ret_instr over ls_not_halted_cyc).")
-        .groups(&["Summary"])
+        .in_groups(&["Summary"])
         .reads(&[
             read("inst", "ex_ret_instr", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("inst / cycles", &[Event(0), Event(1), Div]),
+        .computed_as("inst / cycles", &[Event(0), Event(1), Div]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .about("Bytes read from and written to DRAM per second, in MB/s: the Data Fabric counts each 64-byte request with data at each of the eight DRAM channel controllers (dram_channel_data_controller_0 to 7); the Data Fabric does not tell reads from writes here.")
-        .groups(&["MemoryBW"])
+        .in_groups(&["MemoryBW"])
         .reads(&[
             read("c0", "dram_channel_data_controller_0", "DF"),
             read("c1", "dram_channel_data_controller_1", "DF"),
@@ -39,7 +39,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c6", "dram_channel_data_controller_6", "DF"),
             read("c7", "dram_channel_data_controller_7", "DF"),
         ])
-        .formula("(c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Event(4), Add, Event(5), Add,
             Event(6), Add, Event(7), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,

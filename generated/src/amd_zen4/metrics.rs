@@ -12,122 +12,122 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Socket)
         .about("Share of L3 lookups that hit: lookups less misses, over lookups, summed over the socket's L3 complexes (L3 lookup state, event 0x04: l3_lookup_state.all_coherent_accesses_to_l3 counts every lookup, l3_lookup_state.l3_miss the misses; Linux perf's l3_cache_accesses and l3_misses).")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("lookups", "l3_lookup_state.all_coherent_accesses_to_l3", "L3"),
             read("misses", "l3_lookup_state.l3_miss", "L3"),
         ])
-        .formula("100 * (lookups - misses) / lookups", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (lookups - misses) / lookups", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("ipc", "instructions per cycle", "CPI", Cpu)
         .about("Instructions retired per unhalted core cycle (ex_ret_instr over ls_not_halted_cyc).")
-        .groups(&["Summary"])
+        .in_groups(&["Summary"])
         .reads(&[
             read("inst", "ex_ret_instr", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("inst / cycles", &[Event(0), Event(1), Div]),
+        .computed_as("inst / cycles", &[Event(0), Event(1), Div]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .about("Bytes read from DRAM per second, in MB/s: 64 bytes per CAS command for reads (umc_cas_cmd.rd), summed over the socket's memory controllers.")
-        .groups(&["MemoryBW"])
+        .in_groups(&["MemoryBW"])
         .reads(&[
             read("a", "umc_cas_cmd.rd", "UMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .about("Bytes written to DRAM per second, in MB/s: 64 bytes per CAS command for writes (umc_cas_cmd.wr), summed over the socket's memory controllers.")
-        .groups(&["MemoryBW"])
+        .in_groups(&["MemoryBW"])
         .reads(&[
             read("a", "umc_cas_cmd.wr", "UMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .about("Bytes read from and written to DRAM per second, in MB/s: 64 bytes per CAS command (umc_cas_cmd.rd and .wr), summed over the socket's memory controllers.")
-        .groups(&["MemoryBW"])
+        .in_groups(&["MemoryBW"])
         .reads(&[
             read("rd", "umc_cas_cmd.rd", "UMC"),
             read("wr", "umc_cas_cmd.wr", "UMC"),
         ])
-        .formula("(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
     metric("frontend_bound", "percent", "TMA", Cpu)
         .about("Share of dispatch slots left unused because the front end supplied no ops, of the 6 dispatch slots a cycle (6 x ls_not_halted_cyc).")
-        .groups(&["PipelineL1"])
+        .in_groups(&["PipelineL1"])
         .reads(&[
             read("a", "de_no_dispatch_per_slot.no_ops_from_frontend", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * a / (6 * cycles)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
+        .computed_as("100 * a / (6 * cycles)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
     metric("bad_speculation", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by ops that were dispatched but did not retire, of the 6 dispatch slots a cycle (6 x ls_not_halted_cyc).")
-        .groups(&["PipelineL1"])
+        .in_groups(&["PipelineL1"])
         .reads(&[
             read("disp", "de_src_op_disp.all", "PMC"),
             read("ret", "ex_ret_ops", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * (disp - ret) / (6 * cycles)", &[
+        .computed_as("100 * (disp - ret) / (6 * cycles)", &[
             Num(100.0), Event(0), Event(1), Sub, Mul, Num(6.0), Event(2), Mul, Div,
         ]),
     metric("backend_bound", "percent", "TMA", Cpu)
         .about("Share of dispatch slots left unused because the back end stalled, of the 6 dispatch slots a cycle (6 x ls_not_halted_cyc).")
-        .groups(&["PipelineL1"])
+        .in_groups(&["PipelineL1"])
         .reads(&[
             read("a", "de_no_dispatch_per_slot.backend_stalls", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * a / (6 * cycles)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
+        .computed_as("100 * a / (6 * cycles)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
     metric("smt_contention", "percent", "TMA", Cpu)
         .about("Share of dispatch slots left unused because the other hardware thread was dispatching, of the 6 dispatch slots a cycle (6 x ls_not_halted_cyc).")
-        .groups(&["PipelineL1"])
+        .in_groups(&["PipelineL1"])
         .reads(&[
             read("a", "de_no_dispatch_per_slot.smt_contention", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * a / (6 * cycles)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
+        .computed_as("100 * a / (6 * cycles)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
     metric("retiring", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by ops that retired, of the 6 dispatch slots a cycle (6 x ls_not_halted_cyc).")
-        .groups(&["PipelineL1"])
+        .in_groups(&["PipelineL1"])
         .reads(&[
             read("a", "ex_ret_ops", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * a / (6 * cycles)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
+        .computed_as("100 * a / (6 * cycles)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
     metric("frontend_bound_latency", "percent", "TMA", Cpu)
         .about("Share of dispatch slots lost to front-end latency: cycles in which the front end supplied no op to any of the 6 slots (the no-ops event with a counter mask of 6), 6 slots each.")
-        .groups(&["PipelineL2", "frontend_bound_group"])
-        .level(2)
-        .parent("frontend_bound")
+        .in_groups(&["PipelineL2", "frontend_bound_group"])
+        .at_level(2)
+        .child_of("frontend_bound")
         .reads(&[
             read("lat", "de_no_dispatch_per_slot.no_ops_from_frontend", "PMC").cmask(6),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * 6 * lat / (6 * cycles)", &[
+        .computed_as("100 * 6 * lat / (6 * cycles)", &[
             Num(100.0), Num(6.0), Mul, Event(0), Mul, Num(6.0), Event(1), Mul, Div,
         ]),
     metric("frontend_bound_bandwidth", "percent", "TMA", Cpu)
         .about("Share of dispatch slots lost to front-end bandwidth: the front end's unused slots less those of its latency cycles.")
-        .groups(&["PipelineL2", "frontend_bound_group"])
-        .level(2)
-        .parent("frontend_bound")
+        .in_groups(&["PipelineL2", "frontend_bound_group"])
+        .at_level(2)
+        .child_of("frontend_bound")
         .reads(&[
             read("a", "de_no_dispatch_per_slot.no_ops_from_frontend", "PMC"),
             read("lat", "de_no_dispatch_per_slot.no_ops_from_frontend", "PMC").cmask(6),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * (a - 6 * lat) / (6 * cycles)", &[
+        .computed_as("100 * (a - 6 * lat) / (6 * cycles)", &[
             Num(100.0), Event(0), Num(6.0), Event(1), Mul, Sub, Mul, Num(6.0), Event(2), Mul, Div,
         ]),
     metric("bad_speculation_mispredicts", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by ops flushed after branch mispredictions: bad speculation's share in proportion to mispredictions among mispredictions and resyncs.")
-        .groups(&["PipelineL2", "bad_speculation_group"])
-        .level(2)
-        .parent("bad_speculation")
+        .in_groups(&["PipelineL2", "bad_speculation_group"])
+        .at_level(2)
+        .child_of("bad_speculation")
         .reads(&[
             read("disp", "de_src_op_disp.all", "PMC"),
             read("ret", "ex_ret_ops", "PMC"),
@@ -135,15 +135,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("resync", "resyncs_or_nc_redirects", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * (disp - ret) / (6 * cycles) * misp / (misp + resync)", &[
+        .computed_as("100 * (disp - ret) / (6 * cycles) * misp / (misp + resync)", &[
             Num(100.0), Event(0), Event(1), Sub, Mul, Num(6.0), Event(4), Mul, Div, Event(2), Mul,
             Event(2), Event(3), Add, Div,
         ]),
     metric("bad_speculation_pipeline_restarts", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by ops flushed by pipeline restarts (resyncs): bad speculation's share in proportion to resyncs among mispredictions and resyncs.")
-        .groups(&["PipelineL2", "bad_speculation_group"])
-        .level(2)
-        .parent("bad_speculation")
+        .in_groups(&["PipelineL2", "bad_speculation_group"])
+        .at_level(2)
+        .child_of("bad_speculation")
         .reads(&[
             read("disp", "de_src_op_disp.all", "PMC"),
             read("ret", "ex_ret_ops", "PMC"),
@@ -151,64 +151,64 @@ pub static METRICS: &[MetricInfo] = &[
             read("resync", "resyncs_or_nc_redirects", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * (disp - ret) / (6 * cycles) * resync / (misp + resync)", &[
+        .computed_as("100 * (disp - ret) / (6 * cycles) * resync / (misp + resync)", &[
             Num(100.0), Event(0), Event(1), Sub, Mul, Num(6.0), Event(4), Mul, Div, Event(3), Mul,
             Event(2), Event(3), Add, Div,
         ]),
     metric("backend_bound_memory", "percent", "TMA", Cpu)
         .about("Share of dispatch slots lost to back-end stalls on memory: the back end's share in proportion to cycles without retirement because a load had not completed.")
-        .groups(&["PipelineL2", "backend_bound_group"])
-        .level(2)
-        .parent("backend_bound")
+        .in_groups(&["PipelineL2", "backend_bound_group"])
+        .at_level(2)
+        .child_of("backend_bound")
         .reads(&[
             read("be", "de_no_dispatch_per_slot.backend_stalls", "PMC"),
             read("load", "ex_no_retire.load_not_complete", "PMC"),
             read("any", "ex_no_retire.not_complete", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * be / (6 * cycles) * load / any", &[
+        .computed_as("100 * be / (6 * cycles) * load / any", &[
             Num(100.0), Event(0), Mul, Num(6.0), Event(3), Mul, Div, Event(1), Mul, Event(2), Div,
         ]),
     metric("backend_bound_cpu", "percent", "TMA", Cpu)
         .about("Share of dispatch slots lost to back-end stalls not on memory: the back end's share less its memory part.")
-        .groups(&["PipelineL2", "backend_bound_group"])
-        .level(2)
-        .parent("backend_bound")
+        .in_groups(&["PipelineL2", "backend_bound_group"])
+        .at_level(2)
+        .child_of("backend_bound")
         .reads(&[
             read("be", "de_no_dispatch_per_slot.backend_stalls", "PMC"),
             read("load", "ex_no_retire.load_not_complete", "PMC"),
             read("any", "ex_no_retire.not_complete", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * be / (6 * cycles) * (1 - load / any)", &[
+        .computed_as("100 * be / (6 * cycles) * (1 - load / any)", &[
             Num(100.0), Event(0), Mul, Num(6.0), Event(3), Mul, Div, Num(1.0), Event(1), Event(2),
             Div, Sub, Mul,
         ]),
     metric("retiring_fastpath", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by retired ops not from microcode.")
-        .groups(&["PipelineL2", "retiring_group"])
-        .level(2)
-        .parent("retiring")
+        .in_groups(&["PipelineL2", "retiring_group"])
+        .at_level(2)
+        .child_of("retiring")
         .reads(&[
             read("ret", "ex_ret_ops", "PMC"),
             read("ucode", "ex_ret_ucode_ops", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * ret / (6 * cycles) * (1 - ucode / ret)", &[
+        .computed_as("100 * ret / (6 * cycles) * (1 - ucode / ret)", &[
             Num(100.0), Event(0), Mul, Num(6.0), Event(2), Mul, Div, Num(1.0), Event(1), Event(0),
             Div, Sub, Mul,
         ]),
     metric("retiring_microcode", "percent", "TMA", Cpu)
         .about("Share of dispatch slots taken by retired microcode ops.")
-        .groups(&["PipelineL2", "retiring_group"])
-        .level(2)
-        .parent("retiring")
+        .in_groups(&["PipelineL2", "retiring_group"])
+        .at_level(2)
+        .child_of("retiring")
         .reads(&[
             read("ret", "ex_ret_ops", "PMC"),
             read("ucode", "ex_ret_ucode_ops", "PMC"),
             read("cycles", "ls_not_halted_cyc", "PMC"),
         ])
-        .formula("100 * ret / (6 * cycles) * ucode / ret", &[
+        .computed_as("100 * ret / (6 * cycles) * ucode / ret", &[
             Num(100.0), Event(0), Mul, Num(6.0), Event(2), Mul, Div, Event(1), Mul, Event(0), Div,
         ]),
 ];

@@ -12,17 +12,17 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Cpu)
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
             Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -31,7 +31,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("numa_reads_addressed_to_local_dram", "percent", "NUMA", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_LOCAL", "CHA"),
@@ -39,7 +39,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (a + b) / (a + b + c + d)", &[
+        .computed_as("100 * (a + b) / (a + b + c + d)", &[
             Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div,
         ]),
@@ -50,7 +50,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (c + d) / (a + b + c + d)", &[
+        .computed_as("100 * (c + d) / (a + b + c + d)", &[
             Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div,
         ]),
@@ -59,7 +59,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_CAS_COUNT_SCH0.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.RD", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -68,7 +68,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -79,7 +79,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("d", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0),
             Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -87,7 +87,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -96,37 +96,37 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_retired_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "ICACHE.MISSES", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("llc_data_read_mpi_demand_plus_prefetch", "per instruction", "MPI, D-side", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", "CHA"),
@@ -134,21 +134,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", "CHA"),
             read("d", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
+        .computed_as("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
     metric("llc_code_read_mpi_demand_plus_prefetch", "per instruction", "MPI, I-side", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", "CHA"),
             read("d", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("(a + b) / d", &[Event(0), Event(1), Add, Event(2), Div]),
+        .computed_as("(a + b) / d", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("llc_demand_data_read_miss_latency", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -158,24 +158,24 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_store_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("io_bandwidth_read", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write", "MB/sec", "BW, IO", Socket)
@@ -183,7 +183,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -192,7 +192,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
         ])
-        .formula("(a + b) / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_read_l3_miss", "percent", "IO", Socket)
@@ -200,7 +200,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("io_partial_write_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
@@ -208,7 +208,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", "CHA"),
         ])
-        .formula("100 * ((b + d) / (a + c))", &[
+        .computed_as("100 * ((b + d) / (a + c))", &[
             Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul,
         ]),
     metric("io_full_write_l3_miss", "percent", "IO", Socket)
@@ -216,19 +216,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
         ])
-        .formula("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
+        .computed_as("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
     metric("io_bandwidth_read_local", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_read_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write_local", "MB/sec", "BW, IO", Socket)
@@ -236,7 +236,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -245,7 +245,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -253,54 +253,54 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", "IIO"),
         ])
-        .formula("a / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::DurationSeconds), Div]),
+        .computed_as("a / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::DurationSeconds), Div]),
     metric("llc_miss_local_memory_bandwidth_read", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("iio_bandwidth_read", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("iio_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_read_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write_l3_miss", "MB/sec", "IO", Socket)
@@ -308,7 +308,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),

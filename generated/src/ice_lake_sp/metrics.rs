@@ -12,72 +12,72 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Cpu)
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L1_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "L2_RQSTS.ALL_CODE_RD", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_code_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("llc_data_read_mpi_demand_plus_prefetch", "per instruction", "MPI, D-side", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", "CHA"),
@@ -85,21 +85,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", "CHA"),
             read("d", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
+        .computed_as("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
     metric("llc_code_read_mpi_demand_plus_prefetch", "per instruction", "MPI, I-side", Socket)
         .reads(&[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", "CHA"),
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", "CHA"),
             read("d", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("(b + c) / d", &[Event(0), Event(1), Add, Event(2), Div]),
+        .computed_as("(b + c) / d", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("llc_demand_data_read_miss_latency", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -110,7 +110,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -121,7 +121,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -132,7 +132,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -143,7 +143,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -153,31 +153,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_2nd_level_large_page_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_2mb_large_page_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_store_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("numa_reads_addressed_to_local_dram", "percent", "NUMA", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", "CHA"),
@@ -185,7 +185,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (a + b) / (a + b + c + d)", &[
+        .computed_as("100 * (a + b) / (a + b + c + d)", &[
             Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div,
         ]),
@@ -196,7 +196,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (c + d) / (a + b + c + d)", &[
+        .computed_as("100 * (c + d) / (a + b + c + d)", &[
             Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div,
         ]),
@@ -204,7 +204,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
             Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -212,7 +212,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -220,14 +220,14 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
@@ -235,7 +235,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -245,7 +245,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_DIR_UPDATE.TOR", "CHA"),
             read("c", "UNC_M2M_DIRECTORY_UPDATE.ANY", "M2M"),
         ])
-        .formula("(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Event(2), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -253,14 +253,14 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_M_PMM_RPQ_INSERTS", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("pmem_memory_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_M_PMM_WPQ_INSERTS", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("pmem_memory_bandwidth_total", "MB/sec", "", Socket)
@@ -268,7 +268,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_PMM_RPQ_INSERTS", "IMC"),
             read("b", "UNC_M_PMM_WPQ_INSERTS", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -277,7 +277,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -288,7 +288,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0),
             Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -297,7 +297,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("io_partial_write_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
@@ -305,7 +305,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", "CHA"),
         ])
-        .formula("100 * ((b + d) / (a + c))", &[
+        .computed_as("100 * ((b + d) / (a + c))", &[
             Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul,
         ]),
     metric("io_full_write_l3_miss", "percent", "IO", Socket)
@@ -313,7 +313,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
         ])
-        .formula("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
+        .computed_as("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
     metric("percent_uops_delivered_from_decoded_icache", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -321,7 +321,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (a / (a + b + c + d))", &[
+        .computed_as("100 * (a / (a + b + c + d))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
@@ -331,7 +331,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (b / (a + b + c + d))", &[
+        .computed_as("100 * (b / (a + b + c + d))", &[
             Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
@@ -341,21 +341,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (c / (a + b + c + d))", &[
+        .computed_as("100 * (c / (a + b + c + d))", &[
             Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("io_bandwidth_read_local", "MB/sec", "BW,IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_read_remote", "MB/sec", "BW,IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write_local", "MB/sec", "BW,IO", Socket)
@@ -363,7 +363,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -372,7 +372,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -380,35 +380,35 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("upi_data_receive_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_RxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -416,7 +416,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write_l3_miss", "MB/sec", "IO", Socket)
@@ -424,12 +424,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
-        .groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
+        .in_groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
             read("a", "UOPS_RETIRED.SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -453,7 +453,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("t", "DECODE.LCP", "CORE"),
             read("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o))", &[
+        .computed_as("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o))", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div,
             Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7),
             Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9),
@@ -475,9 +475,9 @@ pub static METRICS: &[MetricInfo] = &[
             Event(17), Mul, Event(14), Div, Add, Add, Num(3.0), Event(18), Mul, Event(14), Div,
             Add, Event(19), Event(14), Div, Add, Event(20), Event(14), Div, Add, Div, Add, Mul,
         ])
-        .threshold(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
-        .groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
+        .in_groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "INT_MISC.UOP_DROPPING", "CORE"),
@@ -491,16 +491,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "DECODE.LCP", "CORE"),
             read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((5 * a - b) / c) * (d / e + f / e + 10 * g / e) / (f / e + d / e + (h / e + 10 * g / e) + 3 * i / e + j / e + k / e)", &[
+        .computed_as("100 * ((5 * a - b) / c) * (d / e + f / e + 10 * g / e) / (f / e + d / e + (h / e + 10 * g / e) + 3 * i / e + j / e + k / e)", &[
             Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Mul, Event(3),
             Event(4), Div, Event(5), Event(4), Div, Add, Num(10.0), Event(6), Mul, Event(4), Div,
             Add, Mul, Event(5), Event(4), Div, Event(3), Event(4), Div, Add, Event(7), Event(4),
             Div, Num(10.0), Event(6), Mul, Event(4), Div, Add, Add, Num(3.0), Event(8), Mul,
             Event(4), Div, Add, Event(9), Event(4), Div, Add, Event(10), Event(4), Div, Add, Div,
         ])
-        .threshold(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
-        .groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
+        .in_groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("a_a", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
@@ -530,7 +530,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("y", "ASSISTS.ANY", "CORE"),
             read("z", "IDQ.MS_UOPS", "CORE").cmask(1),
         ])
-        .formula("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0))) * ((5 * m - e) / f) * (j / (j + k) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) - g / h * i / f / (g / h * i / f + c / (a + b + c + d) * (v - w) / x - g / h * i / f + g / h * i / f) * (34 * y / f / (g / h * i / f)) * ((5 * m - e) / f * (3 * s / o + (n / o + 10 * r / o) * ((1 - j / (j + k)) * n / o + 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0)) * (j / (j + k) * n / o)) / (j / (j + k) * n / o + (1 - j / (j + k)) * n / o + 10 * r / o)) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) + z / (a_a if HYPERTHREADING_ON else o) / 3.3)) - 100 * ((5 * m - e) / f) * (q / o + p / o + 10 * r / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)", &[
+        .computed_as("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0))) * ((5 * m - e) / f) * (j / (j + k) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) - g / h * i / f / (g / h * i / f + c / (a + b + c + d) * (v - w) / x - g / h * i / f + g / h * i / f) * (34 * y / f / (g / h * i / f)) * ((5 * m - e) / f * (3 * s / o + (n / o + 10 * r / o) * ((1 - j / (j + k)) * n / o + 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0)) * (j / (j + k) * n / o)) / (j / (j + k) * n / o + (1 - j / (j + k)) * n / o + 10 * r / o)) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) + z / (a_a if HYPERTHREADING_ON else o) / 3.3)) - 100 * ((5 * m - e) / f) * (q / o + p / o + 10 * r / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)", &[
             Num(100.0), Event(0), Event(0), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Event(5), Event(6), Div, Sub, Num(1.0), Num(10.0), Event(7), Event(8), Div, Event(9),
             Mul, Event(6), Div, Mul, Event(10), Event(10), Event(11), Add, Div, Num(1.0), Event(0),
@@ -583,21 +583,21 @@ pub static METRICS: &[MetricInfo] = &[
             Num(3.0), Event(19), Mul, Event(15), Div, Add, Event(20), Event(15), Div, Add,
             Event(21), Event(15), Div, Add, Div, Sub,
         ])
-        .threshold(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
-        .groups(&["BvBO", "Ret"])
+        .in_groups(&["BvBO", "Ret"])
         .reads(&[
             read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("c", "INST_RETIRED.NOP", "CORE"),
             read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + 2 * b + c) / d)", &[
+        .computed_as("100 * ((a + 2 * b + c) / d)", &[
             Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Event(3), Div, Mul,
         ])
-        .threshold(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
+        .threshold_when(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
-        .groups(&["BvUW", "Ret"])
+        .in_groups(&["BvUW", "Ret"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -615,7 +615,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("n", "IDQ.MITE_UOPS", "CORE"),
             read("o", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / j * k / h / (i / j * k / h + a / (b + c + a + d) * (l - m) / n - i / j * k / h + i / j * k / h) * (34 * o / h / (i / j * k / h)) * (i / j * k / h + a / (b + c + a + d) * (l - m) / n))", &[
+        .computed_as("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / j * k / h / (i / j * k / h + a / (b + c + a + d) * (l - m) / n - i / j * k / h + i / j * k / h) * (34 * o / h / (i / j * k / h)) * (i / j * k / h + a / (b + c + a + d) * (l - m) / n))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(4), Num(2.0), Event(5), Mul, Add, Event(6), Add, Event(7), Div, Sub, Event(8),
             Event(9), Div, Event(10), Mul, Event(7), Div, Event(8), Event(9), Div, Event(10), Mul,
@@ -627,9 +627,9 @@ pub static METRICS: &[MetricInfo] = &[
             Event(7), Div, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(11), Event(12), Sub, Mul, Event(13), Div, Add, Mul, Sub, Mul,
         ])
-        .threshold(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
+        .in_groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -638,243 +638,243 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.UOP_DROPPING", "CORE"),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (a + b + c + d) - e / f)", &[
+        .computed_as("100 * (a / (a + b + c + d) - e / f)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
             Event(4), Event(5), Div, Sub, Mul,
         ])
-        .threshold(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
+        .threshold_when(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
     metric("Fetch_Latency", "percent", "TMA", Cpu)
-        .groups(&["Frontend", "TmaL2"])
-        .level(2)
-        .parent("Frontend_Bound")
+        .in_groups(&["Frontend", "TmaL2"])
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "INT_MISC.UOP_DROPPING", "CORE"),
             read("c", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((5 * a - b) / c)", &[
+        .computed_as("100 * ((5 * a - b) / c)", &[
             Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Mul,
         ])
-        .threshold(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ICACHE_DATA.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Code_L2_Hit", "percent", "TMA", Cpu)
-        .groups(&["IcMiss", "FetchLat", "Offcore"])
-        .level(4)
-        .parent("ICache_Misses")
+        .in_groups(&["IcMiss", "FetchLat", "Offcore"])
+        .at_level(4)
+        .child_of("ICache_Misses")
         .reads(&[
             read("a", "ICACHE_DATA.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", "CORE"),
         ])
-        .formula("100 * max(0, a / b - c / b)", &[
+        .computed_as("100 * max(0, a / b - c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
         ])
-        .threshold(&["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Code_L2_Miss", "percent", "TMA", Cpu)
-        .groups(&["IcMiss", "FetchLat", "Offcore"])
-        .level(4)
-        .parent("ICache_Misses")
+        .in_groups(&["IcMiss", "FetchLat", "Offcore"])
+        .at_level(4)
+        .child_of("ICache_Misses")
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ICACHE_TAG.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(4)
-        .parent("ITLB_Misses")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(4)
+        .child_of("ITLB_Misses")
         .reads(&[
             read("a", "ICACHE_TAG.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
         ])
-        .formula("100 * max(0, a / b - c / b)", &[
+        .computed_as("100 * max(0, a / b - c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
         ])
-        .threshold(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(4)
-        .parent("ITLB_Misses")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(4)
+        .child_of("ITLB_Misses")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(5)
-        .parent("Code_STLB_Miss")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(5)
+        .child_of("Code_STLB_Miss")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d))", &[
+        .computed_as("100 * (a / b * c / (c + d))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
         ])
-        .threshold(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(5)
-        .parent("Code_STLB_Miss")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(5)
+        .child_of("Code_STLB_Miss")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c))", &[
+        .computed_as("100 * (a / b * c / (d + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
         ])
-        .threshold(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
         ]),
     metric("Branch_Resteers", "percent", "TMA", Cpu)
-        .groups(&["FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("100 * (a / b + 10 * c / b)", &[
+        .computed_as("100 * (a / b + 10 * c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Num(10.0), Event(2), Mul, Event(1), Div, Add, Mul,
         ])
-        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Mispredicts_Resteers", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BrMispredicts", "BvMP"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BadSpec", "BrMispredicts", "BvMP"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
             read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * c / d)", &[
+        .computed_as("100 * (a / (a + b) * c / d)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Mul, Event(3), Div, Mul,
         ])
-        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Clears_Resteers", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "MachineClears"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BadSpec", "MachineClears"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
             read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((1 - a / (a + b)) * c / d)", &[
+        .computed_as("100 * ((1 - a / (a + b)) * c / d)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Div, Sub, Event(2), Mul,
             Event(3), Div, Mul,
         ])
-        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Unknown_Branches", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "BACLEARS.ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (10 * a / b)", &[Num(100.0), Num(10.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (10 * a / b)", &[Num(100.0), Num(10.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("MS_Switches", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MicroSeq"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat", "MicroSeq"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "IDQ.MS_SWITCHES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (3 * a / b)", &[Num(100.0), Num(3.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (3 * a / b)", &[Num(100.0), Num(3.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("LCP", "percent", "TMA", Cpu)
-        .groups(&["FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "DECODE.LCP", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("DSB_Switches", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["DSBmiss", "FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Fetch_Bandwidth", "percent", "TMA", Cpu)
-        .groups(&["FetchBW", "Frontend", "TmaL2"])
-        .level(2)
-        .parent("Frontend_Bound")
+        .in_groups(&["FetchBW", "Frontend", "TmaL2"])
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -884,88 +884,88 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("g", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
         ])
-        .formula("100 * max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f)", &[
+        .computed_as("100 * max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f)", &[
             Num(100.0), Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
             Div, Event(4), Event(5), Div, Sub, Num(5.0), Event(6), Mul, Event(4), Sub, Event(5),
             Div, Sub, Max, Mul,
         ])
-        .threshold(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
     metric("MITE", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchBW"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["DSBmiss", "FetchBW"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.MITE_CYCLES_ANY", "CORE"),
             read("b", "IDQ.MITE_CYCLES_OK", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Decoder0_Alone", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchBW"])
-        .level(4)
-        .parent("MITE")
+        .in_groups(&["DSBmiss", "FetchBW"])
+        .at_level(4)
+        .child_of("MITE")
         .reads(&[
             read("a", "INST_DECODED.DECODERS", "CORE").cmask(1),
             read("b", "INST_DECODED.DECODERS", "CORE").cmask(2),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
+        .threshold_when(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("MITE_4wide", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchBW"])
-        .level(4)
-        .parent("MITE")
+        .in_groups(&["DSBmiss", "FetchBW"])
+        .at_level(4)
+        .child_of("MITE")
         .reads(&[
             read("a", "IDQ.MITE_UOPS", "CORE").cmask(4),
             read("b", "IDQ.MITE_UOPS", "CORE").cmask(5),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["MITE_4wide", "MITE", "Fetch_Bandwidth"], "min(min(MITE_4wide > 5, MITE > 10), Fetch_Bandwidth > 20)", &[
+        .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
+        .threshold_when(&["MITE_4wide", "MITE", "Fetch_Bandwidth"], "min(min(MITE_4wide > 5, MITE > 10), Fetch_Bandwidth > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("DSB", "percent", "TMA", Cpu)
-        .groups(&["DSB", "FetchBW"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["DSB", "FetchBW"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.DSB_CYCLES_ANY", "CORE"),
             read("b", "IDQ.DSB_CYCLES_OK", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("MS", "percent", "TMA", Cpu)
-        .groups(&["MicroSeq"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["MicroSeq"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.MS_UOPS", "CORE").cmask(1),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) / 3.3)", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) / 3.3)", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Num(3.3), Div, Mul,
         ])
-        .threshold(&["MS", "Fetch_Bandwidth"], "min(MS > 5, Fetch_Bandwidth > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["MS", "Fetch_Bandwidth"], "min(MS > 5, Fetch_Bandwidth > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -975,18 +975,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("g", "INT_MISC.CLEARS_COUNT", "CORE"),
         ])
-        .formula("100 * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)", &[
+        .computed_as("100 * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
             Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add, Event(2),
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max,
             Mul,
         ])
-        .threshold(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
+        .threshold_when(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
-        .level(2)
-        .parent("Bad_Speculation")
+        .in_groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
@@ -998,18 +998,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0))", &[
+        .computed_as("100 * (a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Num(1.0), Event(2), Event(2),
             Event(3), Add, Event(4), Add, Event(5), Add, Div, Event(6), Event(7), Div, Sub,
             Event(5), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Num(5.0),
             Event(8), Mul, Event(7), Div, Add, Add, Event(4), Event(2), Event(3), Add, Event(4),
             Add, Event(5), Add, Div, Add, Sub, Num(0.0), Max, Mul, Mul,
         ])
-        .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Mispredicts", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "BrMispredicts"])
-        .level(3)
-        .parent("Branch_Mispredicts")
+        .in_groups(&["BvIO", "BrMispredicts"])
+        .at_level(3)
+        .child_of("Branch_Mispredicts")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
@@ -1021,7 +1021,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
         ])
-        .formula("100 * max(a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0) * (1 - a / (i - b)), 0.0001)", &[
+        .computed_as("100 * max(a / (a + b) * max(1 - (c / (c + d + e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0) * (1 - a / (i - b)), 0.0001)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Num(1.0), Event(2), Event(2),
             Event(3), Add, Event(4), Add, Event(5), Add, Div, Event(6), Event(7), Div, Sub,
             Event(5), Event(2), Event(3), Add, Event(4), Add, Event(5), Add, Div, Num(5.0),
@@ -1029,13 +1029,13 @@ pub static METRICS: &[MetricInfo] = &[
             Add, Event(5), Add, Div, Add, Sub, Num(0.0), Max, Mul, Num(1.0), Event(0), Event(8),
             Event(1), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul,
         ])
-        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+        .threshold_when(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
-        .level(2)
-        .parent("Bad_Speculation")
+        .in_groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -1047,7 +1047,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("i", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0))", &[
+        .computed_as("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0))", &[
             Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
             Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add,
@@ -1058,11 +1058,11 @@ pub static METRICS: &[MetricInfo] = &[
             Event(6), Mul, Event(5), Div, Add, Add, Event(2), Event(0), Event(1), Add, Event(2),
             Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Mul, Sub, Max, Mul,
         ])
-        .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Nukes", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "Machine_Clears"])
-        .level(3)
-        .parent("Machine_Clears")
+        .in_groups(&["BvIO", "Machine_Clears"])
+        .at_level(3)
+        .child_of("Machine_Clears")
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -1075,7 +1075,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("i", "MACHINE_CLEARS.COUNT", "CORE"),
             read("j", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
         ])
-        .formula("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)) * (1 - j / i), 0.0001)", &[
+        .computed_as("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)) * (1 - j / i), 0.0001)", &[
             Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
             Event(2), Add, Event(3), Add, Div, Num(5.0), Event(6), Mul, Event(5), Div, Add, Add,
@@ -1087,11 +1087,11 @@ pub static METRICS: &[MetricInfo] = &[
             Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Mul, Sub, Max, Num(1.0), Event(9),
             Event(8), Div, Sub, Mul, Num(0.0001), Max, Mul,
         ])
-        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
+        .threshold_when(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvOB", "TmaL1"])
+        .in_groups(&["BvOB", "TmaL1"])
         .reads(&[
             read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1100,15 +1100,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (b + c + d + a) + 5 * e / f)", &[
+        .computed_as("100 * (a / (b + c + d + a) + 5 * e / f)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div,
             Num(5.0), Event(4), Mul, Event(5), Div, Add, Mul,
         ])
-        .threshold(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
     metric("Memory_Bound", "percent", "TMA", Cpu)
-        .groups(&["Backend", "TmaL2"])
-        .level(2)
-        .parent("Backend_Bound")
+        .in_groups(&["Backend", "TmaL2"])
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
             read("b", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
@@ -1122,32 +1122,32 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("k", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c + (d + e / (f + g + e + h) * i) + b) * (h / (f + g + e + h) + 5 * j / k))", &[
+        .computed_as("100 * ((a + b) / (c + (d + e / (f + g + e + h) * i) + b) * (h / (f + g + e + h) + 5 * j / k))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Event(5), Event(6),
             Add, Event(4), Add, Event(7), Add, Div, Event(8), Mul, Add, Add, Event(1), Add, Div,
             Event(7), Event(5), Event(6), Add, Event(4), Add, Event(7), Add, Div, Num(5.0),
             Event(9), Mul, Event(10), Div, Add, Mul, Mul,
         ])
-        .threshold(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("L1_Bound", "percent", "TMA", Cpu)
-        .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
             read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * max((a - b) / c, 0)", &[
+        .computed_as("100 * max((a - b) / c, 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
         ])
-        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("DTLB_Load", "percent", "TMA", Cpu)
-        .groups(&["BvMT", "MemoryTLB"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvMT", "MemoryTLB"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
@@ -1155,18 +1155,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(7 * a + b, max(c - d, 0)) / e)", &[
+        .computed_as("100 * (min(7 * a + b, max(c - d, 0)) / e)", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
             Max, Min, Event(4), Div, Mul,
         ])
-        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Load")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Load")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
@@ -1174,31 +1174,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)", &[
+        .computed_as("100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
             Max, Min, Event(4), Div, Event(1), Event(4), Div, Sub, Mul,
         ])
-        .threshold(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Load")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Load")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1206,19 +1206,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d + e))", &[
+        .computed_as("100 * (a / b * c / (c + d + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Load_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1226,19 +1226,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c + e))", &[
+        .computed_as("100 * (a / b * c / (d + c + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Load_STLB_Miss_1G", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1246,31 +1246,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + e + c))", &[
+        .computed_as("100 * (a / b * c / (d + e + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_Fwd_Blk", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "LD_BLOCKS.STORE_FORWARD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("L1_Latency_Dependency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "MemoryLat"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvML", "MemoryLat"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
             read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
@@ -1279,18 +1279,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
+        .computed_as("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
             Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
             Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul,
         ])
-        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Lock_Latency", "percent", "TMA", Cpu)
-        .groups(&["LockCont", "Offcore"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["LockCont", "Offcore"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
             read("b", "L2_RQSTS.ALL_RFO", "CORE"),
@@ -1299,18 +1299,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("f", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((16 * max(0, a - b) + a / c * (10 * d + min(e, f))) / e)", &[
+        .computed_as("100 * ((16 * max(0, a - b) + a / c * (10 * d + min(e, f))) / e)", &[
             Num(100.0), Num(16.0), Num(0.0), Event(0), Event(1), Sub, Max, Mul, Event(0), Event(2),
             Div, Num(10.0), Event(3), Mul, Event(4), Event(5), Min, Add, Mul, Add, Event(4), Div,
             Mul,
         ])
-        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Split_Loads", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
@@ -1318,32 +1318,32 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "LD_BLOCKS.NO_SR", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[
+        .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
         ])
-        .threshold(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
+        .threshold_when(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
     metric("4K_Aliasing", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("FB_Full", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvMB", "MemoryBW"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "L1D_PEND_MISS.FB_FULL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
     metric("L2_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
             read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
@@ -1353,44 +1353,44 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[
+        .computed_as("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[
             Num(100.0), Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(0), Num(1.0),
             Event(1), Event(2), Div, Add, Mul, Event(3), Add, Div, Event(4), Event(5), Sub,
             Event(6), Div, Mul, Mul,
         ])
-        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("L3_Bound", "percent", "TMA", Cpu)
-        .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("b", "CYCLE_ACTIVITY.STALLS_L3_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
+        .threshold_when(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("SQ_Full", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW", "Offcore"])
-        .level(4)
-        .parent("L3_Bound")
+        .in_groups(&["BvMB", "MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("L3_Bound")
         .reads(&[
             read("a", "L1D_PEND_MISS.L2_STALL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("L3_Miss_Bound", "percent", "TMA", Cpu)
-        .groups(&["MemoryBound", "TmaL3mem", "Offcore"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["MemoryBound", "TmaL3mem", "Offcore"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_L3_MISS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1401,59 +1401,59 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("h", "L1D_PEND_MISS.FB_FULL_PERIODS", "CORE"),
         ])
-        .formula("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[
+        .computed_as("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Sub, Event(1), Div, Add,
             Event(4), Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(4), Num(1.0), Event(5),
             Event(6), Div, Add, Mul, Event(7), Add, Div, Event(2), Event(3), Sub, Event(1), Div,
             Mul, Sub, Mul,
         ])
-        .threshold(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("MEM_Bandwidth", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW", "Offcore"])
-        .level(4)
+        .in_groups(&["BvMB", "MemoryBW", "Offcore"])
+        .at_level(4)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
-        .threshold(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
+        .threshold_when(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("MEM_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "MemoryLat", "Offcore"])
-        .level(4)
+        .in_groups(&["BvML", "MemoryLat", "Offcore"])
+        .at_level(4)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[
+        .computed_as("100 * (min(a, b) / a - min(a, c) / a)", &[
             Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
             Div, Sub, Mul,
         ])
-        .threshold(&["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Store_Bound", "percent", "TMA", Cpu)
-        .groups(&["MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Store_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "L2_RQSTS.RFO_HIT", "CORE"),
             read("b", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
@@ -1461,102 +1461,102 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
+        .computed_as("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
             Num(100.0), Event(0), Num(10.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
             Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3),
             Div, Mul,
         ])
-        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Split_Stores", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Store_Bound")
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.SPLIT_STORES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Streaming_Stores", "percent", "TMA", Cpu)
-        .groups(&["MemoryBW", "Offcore"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "OCR.STREAMING_WR.ANY_RESPONSE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("DTLB_Store", "percent", "TMA", Cpu)
-        .groups(&["BvMT", "MemoryTLB"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvMT", "MemoryTLB"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))", &[
+        .computed_as("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
             Event(2), Event(3), Select, Div, Mul,
         ])
-        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Store")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Store")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))", &[
+        .computed_as("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
             Event(2), Event(3), Select, Div, Event(1), Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Div, Sub, Mul,
         ])
-        .threshold(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Store")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Store")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
@@ -1565,19 +1565,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
@@ -1586,19 +1586,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_STLB_Miss_1G", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
@@ -1607,19 +1607,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Core_Bound", "percent", "TMA", Cpu)
-        .groups(&["Backend", "TmaL2", "Compute"])
-        .level(2)
-        .parent("Backend_Bound")
+        .in_groups(&["Backend", "TmaL2", "Compute"])
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1633,7 +1633,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
             read("k", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
         ])
-        .formula("100 * max(0, a / (b + c + d + a) + 5 * e / f - (g + h) / (i + (j + d / (b + c + d + a) * k) + h) * (a / (b + c + d + a) + 5 * e / f))", &[
+        .computed_as("100 * max(0, a / (b + c + d + a) + 5 * e / f - (g + h) / (i + (j + d / (b + c + d + a) * k) + h) * (a / (b + c + d + a) + 5 * e / f))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
             Div, Num(5.0), Event(4), Mul, Event(5), Div, Add, Event(6), Event(7), Add, Event(8),
             Event(9), Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div,
@@ -1641,105 +1641,105 @@ pub static METRICS: &[MetricInfo] = &[
             Event(3), Add, Event(0), Add, Div, Num(5.0), Event(4), Mul, Event(5), Div, Add, Mul,
             Sub, Max, Mul,
         ])
-        .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Divider", "percent", "TMA", Cpu)
-        .groups(&["BvCB"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["BvCB"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "ARITH.DIVIDER_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("FP_Divider", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Divider")
+        .at_level(4)
+        .child_of("Divider")
         .reads(&[
             read("a", "ARITH.FP_DIVIDER_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("INT_Divider", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Divider")
+        .at_level(4)
+        .child_of("Divider")
         .reads(&[
             read("a", "ARITH.DIVIDER_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ARITH.FP_DIVIDER_ACTIVE", "CORE"),
         ])
-        .formula("100 * (a / b - c / b)", &[
+        .computed_as("100 * (a / b - c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Mul,
         ])
-        .threshold(&["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Serializing_Operation", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "PortsUtil"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["BvIO", "PortsUtil"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Slow_Pause", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Serializing_Operation")
+        .at_level(4)
+        .child_of("Serializing_Operation")
         .reads(&[
             read("a", "MISC_RETIRED.PAUSE_INST", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (37 * a / b)", &[Num(100.0), Num(37.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (37 * a / b)", &[Num(100.0), Num(37.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Mixing_Vectors", "percent", "TMA", Cpu)
-        .level(5)
+        .at_level(5)
         .reads(&[
             read("a", "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
     metric("Ports_Utilized_1", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
         .reads(&[
             read("a", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("Ports_Utilized_2", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
         .reads(&[
             read("a", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("Ports_Utilized_3m", "percent", "TMA", Cpu)
-        .groups(&["BvCB", "PortsUtil"])
-        .level(4)
+        .in_groups(&["BvCB", "PortsUtil"])
+        .at_level(4)
         .reads(&[
             read("a", "UOPS_EXECUTED.CYCLES_GE_3", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("ALU_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_0", "CORE"),
             read("b", "UOPS_DISPATCHED.PORT_1", "CORE"),
@@ -1748,107 +1748,107 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c + d) / (4 * (e if HYPERTHREADING_ON else f)))", &[
+        .computed_as("100 * ((a + b + c + d) / (4 * (e if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Mul, Div, Mul,
         ])
-        .threshold(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
+        .threshold_when(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
     metric("Port_0", "percent", "TMA", Cpu)
-        .groups(&["Compute"])
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .in_groups(&["Compute"])
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_0", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_1", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_1", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_5", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_5", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_6", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_6", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Load_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_2_3", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (2 * (b if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (2 * (b if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(2.0), Const(Constant::HyperthreadingOn), Event(1), Event(2),
             Select, Mul, Div, Mul,
         ])
-        .threshold(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Store_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_4_9", "CORE"),
             read("b", "UOPS_DISPATCHED.PORT_7_8", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[
+        .computed_as("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[
             Num(100.0), Event(0), Event(1), Add, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(2), Event(3), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Retiring", "percent", "TMA", Cpu)
-        .groups(&["BvUW", "TmaL1"])
+        .in_groups(&["BvUW", "TmaL1"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
             read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + a + d))", &[
+        .computed_as("100 * (a / (b + c + a + d))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul,
         ])
-        .threshold(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
+        .threshold_when(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
     metric("Light_Operations", "percent", "TMA", Cpu)
-        .groups(&["Retire", "TmaL2"])
-        .level(2)
-        .parent("Retiring")
+        .in_groups(&["Retire", "TmaL2"])
+        .at_level(2)
+        .child_of("Retiring")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1862,17 +1862,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
             read("k", "IDQ.MITE_UOPS", "CORE"),
         ])
-        .formula("100 * max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k))", &[
+        .computed_as("100 * max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
             Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
             Event(10), Div, Add, Sub, Max, Mul,
         ])
-        .threshold(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
     metric("FP_Arith", "percent", "TMA", Cpu)
-        .groups(&["HPC"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["HPC"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1884,17 +1884,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("i", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) * e / f + g / (a / (b + c + a + d) * h) + i / (a / (b + c + a + d) * h))", &[
+        .computed_as("100 * (a / (b + c + a + d) * e / f + g / (a / (b + c + a + d) * h) + i / (a / (b + c + a + d) * h))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(4), Mul, Event(5), Div, Event(6), Event(0), Event(1), Event(2), Add, Event(0),
             Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Event(8), Event(0), Event(1),
             Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Add, Mul,
         ])
-        .threshold(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("X87_Use", "percent", "TMA", Cpu)
-        .groups(&["Compute"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1903,17 +1903,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "UOPS_EXECUTED.X87", "CORE"),
             read("f", "UOPS_EXECUTED.THREAD", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) * e / f)", &[
+        .computed_as("100 * (a / (b + c + a + d) * e / f)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(4), Mul, Event(5), Div, Mul,
         ])
-        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Scalar", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
@@ -1922,17 +1922,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (b / (c + d + b + e) * f))", &[
+        .computed_as("100 * (a / (b / (c + d + b + e) * f))", &[
             Num(100.0), Event(0), Event(1), Event(2), Event(3), Add, Event(1), Add, Event(4), Add,
             Div, Event(5), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("b", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
@@ -1941,17 +1941,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (b / (c + d + b + e) * f))", &[
+        .computed_as("100 * (a / (b / (c + d + b + e) * f))", &[
             Num(100.0), Event(0), Event(1), Event(2), Event(3), Add, Event(1), Add, Event(4), Add,
             Div, Event(5), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector_128b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
-        .parent("FP_Vector")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
+        .child_of("FP_Vector")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
@@ -1961,18 +1961,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+        .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
             Event(5), Add, Div, Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector_256b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
-        .parent("FP_Vector")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
+        .child_of("FP_Vector")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
@@ -1982,18 +1982,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+        .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
             Event(5), Add, Div, Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector_512b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
-        .parent("FP_Vector")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
+        .child_of("FP_Vector")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
@@ -2003,18 +2003,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+        .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
             Event(5), Add, Div, Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(60.0), Gt, Min,
         ]),
     metric("Memory_Operations", "percent", "TMA", Cpu)
-        .groups(&["Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2030,17 +2030,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("l", "MEM_INST_RETIRED.ANY", "CORE"),
             read("m", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / m)", &[
+        .computed_as("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / m)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
             Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
             Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(12), Div, Mul,
         ])
-        .threshold(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Branch_Instructions", "percent", "TMA", Cpu)
-        .groups(&["Branches", "BvBO", "Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Branches", "BvBO", "Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2055,18 +2055,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "IDQ.MITE_UOPS", "CORE"),
             read("l", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[
+        .computed_as("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
             Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
             Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(0), Event(1), Event(2), Add,
             Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Mul,
         ])
-        .threshold(&["Branch_Instructions", "Light_Operations"], "min(Branch_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Branch_Instructions", "Light_Operations"], "min(Branch_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Other_Light_Ops", "percent", "TMA", Cpu)
-        .groups(&["Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2087,7 +2087,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("q", "INST_RETIRED.ANY_P", "CORE"),
             read("r", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("100 * max(0, max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) - (a / (b + c + a + d) * l / m + n / (a / (b + c + a + d) * h) + o / (a / (b + c + a + d) * h) + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * p / q + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * r / (a / (b + c + a + d) * h)))", &[
+        .computed_as("100 * max(0, max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) - (a / (b + c + a + d) * l / m + n / (a / (b + c + a + d) * h) + o / (a / (b + c + a + d) * h) + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * p / q + max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * r / (a / (b + c + a + d) * h)))", &[
             Num(100.0), Num(0.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add,
             Event(3), Add, Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0),
             Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub,
@@ -2105,11 +2105,11 @@ pub static METRICS: &[MetricInfo] = &[
             Event(17), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(7), Mul, Div, Add, Sub, Max, Mul,
         ])
-        .threshold(&["Other_Light_Ops", "Light_Operations"], "min(Other_Light_Ops > 30, Light_Operations > 60)", &[Event(0), Num(30.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Other_Light_Ops", "Light_Operations"], "min(Other_Light_Ops > 30, Light_Operations > 60)", &[Event(0), Num(30.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Nop_Instructions", "percent", "TMA", Cpu)
-        .groups(&["BvBO", "Pipeline"])
-        .level(4)
-        .parent("Other_Light_Ops")
+        .in_groups(&["BvBO", "Pipeline"])
+        .at_level(4)
+        .child_of("Other_Light_Ops")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2124,20 +2124,20 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "IDQ.MITE_UOPS", "CORE"),
             read("l", "INST_RETIRED.NOP", "CORE"),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[
+        .computed_as("100 * (max(0, a / (b + c + a + d) - (e / f * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(5), Div, Event(6), Mul, Event(7), Div, Event(0), Event(1),
             Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8), Event(9), Sub, Mul,
             Event(10), Div, Add, Sub, Max, Event(11), Mul, Event(0), Event(1), Event(2), Add,
             Event(0), Add, Event(3), Add, Div, Event(7), Mul, Div, Mul,
         ])
-        .threshold(&["Nop_Instructions", "Other_Light_Ops", "Light_Operations"], "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
+        .threshold_when(&["Nop_Instructions", "Other_Light_Ops", "Light_Operations"], "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("Heavy_Operations", "percent", "TMA", Cpu)
-        .groups(&["Retire", "TmaL2"])
-        .level(2)
-        .parent("Retiring")
+        .in_groups(&["Retire", "TmaL2"])
+        .at_level(2)
+        .child_of("Retiring")
         .reads(&[
             read("a", "UOPS_RETIRED.SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -2151,15 +2151,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
             read("k", "IDQ.MITE_UOPS", "CORE"),
         ])
-        .formula("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k)", &[
+        .computed_as("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Event(4), Event(5),
             Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Event(9), Sub, Mul,
             Event(10), Div, Add, Mul,
         ])
-        .threshold(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
     metric("Few_Uops_Instructions", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Heavy_Operations")
+        .at_level(3)
+        .child_of("Heavy_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -2173,51 +2173,51 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "UOPS_DECODED.DEC0", "CORE").cmask(1),
             read("k", "IDQ.MITE_UOPS", "CORE"),
         ])
-        .formula("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k - a / b * c / d)", &[
+        .computed_as("100 * (a / b * c / d + e / (f + g + e + h) * (i - j) / k - a / b * c / d)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Event(4), Event(5),
             Event(6), Add, Event(4), Add, Event(7), Add, Div, Event(8), Event(9), Sub, Mul,
             Event(10), Div, Add, Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Sub, Mul,
         ])
-        .threshold(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
+        .threshold_when(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Microcode_Sequencer", "percent", "TMA", Cpu)
-        .groups(&["MicroSeq"])
-        .level(3)
-        .parent("Heavy_Operations")
+        .in_groups(&["MicroSeq"])
+        .at_level(3)
+        .child_of("Heavy_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / b * c / d)", &[
+        .computed_as("100 * (a / b * c / d)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Mul,
         ])
-        .threshold(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
+        .threshold_when(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Assists", "percent", "TMA", Cpu)
-        .groups(&["BvIO"])
-        .level(4)
-        .parent("Microcode_Sequencer")
+        .in_groups(&["BvIO"])
+        .at_level(4)
+        .child_of("Microcode_Sequencer")
         .reads(&[
             read("a", "ASSISTS.ANY", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (34 * a / b)", &[Num(100.0), Num(34.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+        .computed_as("100 * (34 * a / b)", &[Num(100.0), Num(34.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
         ]),
     metric("FP_Assists", "percent", "TMA", Cpu)
-        .groups(&["HPC"])
-        .level(5)
-        .parent("Assists")
+        .in_groups(&["HPC"])
+        .at_level(5)
+        .child_of("Assists")
         .reads(&[
             read("a", "ASSISTS.FP", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (34 * a / b)", &[Num(100.0), Num(34.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
+        .computed_as("100 * (34 * a / b)", &[Num(100.0), Num(34.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
     metric("CISC", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Microcode_Sequencer")
+        .at_level(4)
+        .child_of("Microcode_Sequencer")
         .reads(&[
             read("a", "UOPS_RETIRED.SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -2225,22 +2225,22 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("e", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * max(0, a / b * c / d - 34 * e / d)", &[
+        .computed_as("100 * max(0, a / b * c / d - 34 * e / d)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div, Num(34.0),
             Event(4), Mul, Event(3), Div, Sub, Max, Mul,
         ])
-        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+        .threshold_when(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
         ]),
     metric("Info_Thread_IPC", "", "TMA", Cpu)
-        .groups(&["Ret", "Summary"])
+        .in_groups(&["Ret", "Summary"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Thread_UopPI", "", "TMA", Cpu)
-        .groups(&["Pipeline", "Ret", "Retire"])
+        .in_groups(&["Pipeline", "Ret", "Retire"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2249,13 +2249,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[
+        .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
             Event(5), Div,
         ])
-        .threshold(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
+        .threshold_when(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "FetchBW"])
+        .in_groups(&["Branches", "Fed", "FetchBW"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2264,49 +2264,49 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[
+        .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
             Event(5), Div,
         ])
-        .threshold(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 5 * 1.5", &[Event(0), Num(5.0), Num(1.5), Mul, Lt]),
+        .threshold_when(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 5 * 1.5", &[Event(0), Num(5.0), Num(1.5), Mul, Lt]),
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
-        .groups(&["Pipeline", "Mem"])
+        .in_groups(&["Pipeline", "Mem"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
+        .computed_as("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
     metric("Info_Thread_CLKS", "", "TMA", Cpu)
-        .groups(&["Pipeline"])
+        .in_groups(&["Pipeline"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Thread_SLOTS", "", "TMA", Cpu)
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
-        .groups(&["Cor", "Pipeline"])
+        .in_groups(&["Cor", "Pipeline"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CoreIPC", "", "TMA", Cpu)
-        .groups(&["Ret", "SMT", "TmaL1"])
+        .in_groups(&["Ret", "SMT", "TmaL1"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / (b if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / (b if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div,
         ]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
-        .groups(&["Ret", "Flops"])
+        .in_groups(&["Ret", "Flops"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
@@ -2316,95 +2316,95 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)", &[
+        .computed_as("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f if HYPERTHREADING_ON else g)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
             Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Const(Constant::HyperthreadingOn),
             Event(5), Event(6), Select, Div,
         ]),
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
-        .groups(&["Cor", "Flops", "HPC"])
+        .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b) / (2 * (c if HYPERTHREADING_ON else d))", &[
+        .computed_as("(a + b) / (2 * (c if HYPERTHREADING_ON else d))", &[
             Event(0), Event(1), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Mul, Div,
         ]),
     metric("Info_Core_ILP", "", "TMA", Cpu)
-        .groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
+        .in_groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_EPC", "", "TMA", Cpu)
-        .groups(&["Power"])
+        .in_groups(&["Power"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CORE_CLKS", "", "TMA", Cpu)
-        .groups(&["SMT"])
+        .in_groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a if HYPERTHREADING_ON else b", &[
+        .computed_as("a if HYPERTHREADING_ON else b", &[
             Const(Constant::HyperthreadingOn), Event(0), Event(1), Select,
         ]),
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
-        .groups(&["InsType"])
+        .in_groups(&["InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
     metric("Info_Inst_Mix_IpStore", "", "TMA", Cpu)
-        .groups(&["InsType"])
+        .in_groups(&["InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpBranch", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "InsType"])
+        .in_groups(&["Branches", "Fed", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpCall", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "PGO"])
+        .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Inst_Mix_IpTB", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
+        .in_groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 5 * 2 + 1", &[Event(0), Num(5.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 5 * 2 + 1", &[Event(0), Num(5.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
     metric("Info_Inst_Mix_BpTkBranch", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "PGO"])
+        .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpFLOP", "", "TMA", Cpu)
-        .groups(&["Flops", "InsType"])
+        .in_groups(&["Flops", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
@@ -2413,86 +2413,86 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
+        .computed_as("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
             Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
             Num(8.0), Event(4), Mul, Add, Num(16.0), Event(5), Mul, Add, Div,
         ])
-        .threshold(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
+        .threshold_when(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
-        .groups(&["Flops", "InsType"])
+        .in_groups(&["Flops", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_DP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX128", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX256", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX512", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpPause", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MISC_RETIRED.PAUSE_INST", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpSWPF", "", "TMA", Cpu)
-        .groups(&["Prefetches"])
+        .in_groups(&["Prefetches"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "SW_PREFETCH_ACCESS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
     metric("Info_Inst_Mix_Instructions", "", "TMA", Cpu)
-        .groups(&["Summary", "TmaL1"])
+        .in_groups(&["Summary", "TmaL1"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Pipeline_Retire", "", "TMA", Cpu)
-        .groups(&["Pipeline", "Ret"])
+        .in_groups(&["Pipeline", "Ret"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2501,120 +2501,120 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "UOPS_RETIRED.SLOTS", "CORE").cmask(1),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[
+        .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
             Event(5), Div,
         ]),
     metric("Info_Pipeline_IpAssist", "", "TMA", Cpu)
-        .groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
+        .in_groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
     metric("Info_Pipeline_Execute", "", "TMA", Cpu)
-        .groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
+        .in_groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div,
         ]),
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "IDQ.DSB_CYCLES_ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Fetch_MITE", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.MITE_UOPS", "CORE"),
             read("b", "IDQ.MITE_CYCLES_ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Fetch_MS", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchLat", "MicroSeq"])
+        .in_groups(&["Fed", "FetchLat", "MicroSeq"])
         .reads(&[
             read("a", "IDQ.MS_UOPS", "CORE"),
             read("b", "IDQ.MS_UOPS", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_Fetch_UpC", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "UOPS_ISSUED.ANY", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
-        .groups(&["DSB", "Fed", "FetchBW"])
+        .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "IDQ.MITE_UOPS", "CORE"),
             read("c", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
-        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 5 > 0.35)", &[
+        .computed_as("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
+        .threshold_when(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 5 > 0.35)", &[
             Event(0), Num(0.7), Lt, Event(1), Num(5.0), Div, Num(0.35), Gt, Min,
         ]),
     metric("Info_Frontend_DSB_Switch_Cost", "", "TMA", Cpu)
-        .groups(&["DSBmiss"])
+        .in_groups(&["DSBmiss"])
         .reads(&[
             read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
             read("b", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE").cmask(1).edge_detect(),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
-        .groups(&["Branches", "FetchBW"])
+        .in_groups(&["Branches", "FetchBW"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_ICache_Miss_Latency", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchLat", "IcMiss"])
+        .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
             read("a", "ICACHE_16B.IFDATA_STALL", "CORE"),
             read("b", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_IpDSB_Miss_Ret", "", "TMA", Cpu)
-        .groups(&["DSBmiss", "Fed"])
+        .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FRONTEND_RETIRED.ANY_DSB_MISS", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
     metric("Info_Frontend_IpUnknown_Branch", "", "TMA", Cpu)
-        .groups(&["Fed"])
+        .in_groups(&["Fed"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code", "", "TMA", Cpu)
-        .groups(&["IcMiss"])
+        .in_groups(&["IcMiss"])
         .reads(&[
             read("a", "FRONTEND_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code_All", "", "TMA", Cpu)
-        .groups(&["IcMiss"])
+        .in_groups(&["IcMiss"])
         .reads(&[
             read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Botlnk_L2_DSB_Misses", "", "TMA", Cpu)
-        .groups(&["DSBmiss", "Fed"])
+        .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "INT_MISC.UOP_DROPPING", "CORE"),
@@ -2638,7 +2638,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("t", "IDQ.DSB_CYCLES_OK", "CORE"),
             read("u", "IDQ.MS_UOPS", "CORE").cmask(1),
         ])
-        .formula("100 * ((5 * a - b) / c * (d / e) / (f / e + g / e + (h / e + 10 * i / e) + 3 * j / e + k / e + d / e) + max(0, l / (l + m + n + o) - b / c - (5 * a - b) / c) * ((p - q) / (r if HYPERTHREADING_ON else e) / 2) / ((p - q) / (r if HYPERTHREADING_ON else e) / 2 + (s - t) / (r if HYPERTHREADING_ON else e) / 2 + u / (r if HYPERTHREADING_ON else e) / 3.3))", &[
+        .computed_as("100 * ((5 * a - b) / c * (d / e) / (f / e + g / e + (h / e + 10 * i / e) + 3 * j / e + k / e + d / e) + max(0, l / (l + m + n + o) - b / c - (5 * a - b) / c) * ((p - q) / (r if HYPERTHREADING_ON else e) / 2) / ((p - q) / (r if HYPERTHREADING_ON else e) / 2 + (s - t) / (r if HYPERTHREADING_ON else e) / 2 + u / (r if HYPERTHREADING_ON else e) / 3.3))", &[
             Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Event(3), Event(4),
             Div, Mul, Event(5), Event(4), Div, Event(6), Event(4), Div, Add, Event(7), Event(4),
             Div, Num(10.0), Event(8), Mul, Event(4), Div, Add, Add, Num(3.0), Event(9), Mul,
@@ -2652,9 +2652,9 @@ pub static METRICS: &[MetricInfo] = &[
             Select, Div, Num(2.0), Div, Add, Event(20), Const(Constant::HyperthreadingOn),
             Event(17), Event(4), Select, Div, Num(3.3), Div, Add, Div, Add, Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
-        .groups(&["DSB", "Fed", "FetchBW"])
+        .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -2671,7 +2671,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("m", "IDQ.MITE_CYCLES_OK", "CORE"),
             read("n", "IDQ.MS_UOPS", "CORE").cmask(1),
         ])
-        .formula("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f) / ((5 * g - e) / f + max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + n / (j if HYPERTHREADING_ON else k) / 3.3)))", &[
+        .computed_as("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f) / ((5 * g - e) / f + max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + n / (j if HYPERTHREADING_ON else k) / 3.3)))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
             Event(4), Event(5), Div, Sub, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2),
             Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Num(5.0), Event(6), Mul,
@@ -2686,9 +2686,9 @@ pub static METRICS: &[MetricInfo] = &[
             Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(3.3), Div,
             Add, Div, Mul, Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchLat", "IcMiss"])
+        .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "INT_MISC.UOP_DROPPING", "CORE"),
@@ -2702,56 +2702,56 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "DECODE.LCP", "CORE"),
             read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((5 * a - b) / c * (d / e) / (d / e + f / e + (g / e + 10 * h / e) + 3 * i / e + j / e + k / e))", &[
+        .computed_as("100 * ((5 * a - b) / c * (d / e) / (d / e + f / e + (g / e + 10 * h / e) + 3 * i / e + j / e + k / e))", &[
             Num(100.0), Num(5.0), Event(0), Mul, Event(1), Sub, Event(2), Div, Event(3), Event(4),
             Div, Mul, Event(3), Event(4), Div, Event(5), Event(4), Div, Add, Event(6), Event(4),
             Div, Num(10.0), Event(7), Mul, Event(4), Div, Add, Add, Num(3.0), Event(8), Mul,
             Event(4), Div, Add, Event(9), Event(4), Div, Add, Event(10), Event(4), Div, Add, Div,
             Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
-        .groups(&["Bad", "BadSpec", "BrMispredicts"])
+        .in_groups(&["Bad", "BadSpec", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Cond_Ntaken", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.COND_NTAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Cond_Ntaken"], "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Cond_Ntaken"], "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Cond_Taken", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Cond_Taken"], "Info_Bad_Spec_IpMisp_Cond_Taken < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Cond_Taken"], "Info_Bad_Spec_IpMisp_Cond_Taken < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Ret", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.RET", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Ret"], "Info_Bad_Spec_IpMisp_Ret < 500", &[Event(0), Num(500.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Ret"], "Info_Bad_Spec_IpMisp_Ret < 500", &[Event(0), Num(500.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Indirect", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.INDIRECT", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
     metric("Info_Bad_Spec_Branch_Misprediction_Cost", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "UOPS_RETIRED.SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -2775,7 +2775,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("t", "DECODE.LCP", "CORE"),
             read("u", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)) * d / 5 / e / 100", &[
+        .computed_as("100 * (1 - 10 * (a / b * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)) * d / 5 / e / 100", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Div,
             Mul, Event(4), Event(4), Event(5), Add, Div, Num(1.0), Event(6), Event(6), Event(7),
             Add, Event(8), Add, Event(9), Add, Div, Event(10), Event(3), Div, Sub, Event(9),
@@ -2799,48 +2799,48 @@ pub static METRICS: &[MetricInfo] = &[
             Event(3), Mul, Num(5.0), Div, Event(4), Div, Num(100.0), Div,
         ]),
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
-        .groups(&["BrMispredicts"])
+        .in_groups(&["BrMispredicts"])
         .reads(&[
             read("a", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("c", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Branches_Cond_NT", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches", "CodeGen", "PGO"])
+        .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.COND_NTAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_Cond_TK", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches", "CodeGen", "PGO"])
+        .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_CallRet", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches"])
+        .in_groups(&["Bad", "Branches"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
             read("c", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
+        .computed_as("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("Info_Branches_Jump", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches"])
+        .in_groups(&["Bad", "Branches"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
             read("c", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("d", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a - b - 2 * c) / d", &[
+        .computed_as("(a - b - 2 * c) / d", &[
             Event(0), Event(1), Sub, Num(2.0), Event(2), Mul, Sub, Event(3), Div,
         ]),
     metric("Info_Branches_Other_Branches", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches"])
+        .in_groups(&["Bad", "Branches"])
         .reads(&[
             read("a", "BR_INST_RETIRED.COND_NTAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
@@ -2849,63 +2849,63 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
             read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[
+        .computed_as("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[
             Num(1.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Event(3), Event(4),
             Add, Event(1), Div, Add, Event(5), Event(2), Sub, Num(2.0), Event(3), Mul, Sub,
             Event(1), Div, Add, Sub,
         ]),
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBound", "MemoryLat"])
+        .in_groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("c", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Memory_MLP", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBound", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBound", "MemoryBW"])
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "L1D_PEND_MISS.PENDING_CYCLES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_L1MPKI", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "Backend", "CacheHits"])
+        .in_groups(&["Mem", "Backend", "CacheHits"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L3MPKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L3_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_FB_HPKI", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1MPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.ALL_DEMAND_DATA_RD", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_All", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem", "Offcore"])
+        .in_groups(&["CacheHits", "Mem", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
@@ -2913,68 +2913,68 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "L2_RQSTS.SWPF_MISS", "CORE"),
             read("e", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * (a - b + c + d) / e", &[
+        .computed_as("1000 * (a - b + c + d) / e", &[
             Num(1000.0), Event(0), Event(1), Sub, Event(2), Add, Event(3), Add, Mul, Event(4), Div,
         ]),
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.DEMAND_DATA_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_RFO", "", "TMA", Cpu)
-        .groups(&["CacheMisses", "Offcore"])
+        .in_groups(&["CacheMisses", "Offcore"])
         .reads(&[
             read("a", "L2_RQSTS.RFO_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2HPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.DEMAND_DATA_RD_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1D_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW", "Offcore"])
+        .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "ITLB_MISSES.WALK_PENDING", "CORE"),
             read("b", "DTLB_LOAD_MISSES.WALK_PENDING", "CORE"),
@@ -2982,128 +2982,128 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[
+        .computed_as("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[
             Event(0), Event(1), Add, Event(2), Add, Num(2.0), Const(Constant::HyperthreadingOn),
             Event(3), Event(4), Select, Mul, Div,
         ])
-        .threshold(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
+        .threshold_when(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Fed", "MemoryTLB"])
+        .in_groups(&["Fed", "MemoryTLB"])
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Load_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Store_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW", "Offcore"])
+        .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
-        .groups(&["L2Evicts", "Mem", "Server"])
+        .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
             read("a", "L2_LINES_OUT.SILENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L2_Evictions_NonSilent_PKI", "", "TMA", Cpu)
-        .groups(&["L2Evicts", "Mem", "Server"])
+        .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
             read("a", "L2_LINES_OUT.NON_SILENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Prefetches_Useless_HWPF", "", "TMA", Cpu)
-        .groups(&["Prefetches"])
+        .in_groups(&["Prefetches"])
         .reads(&[
             read("a", "L2_LINES_OUT.USELESS_HWPF", "CORE"),
             read("b", "L2_LINES_OUT.SILENT", "CORE"),
             read("c", "L2_LINES_OUT.NON_SILENT", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Memory_Prefetches_Useless_HWPF"], "Info_Memory_Prefetches_Useless_HWPF > 0.15", &[Event(0), Num(0.15), Gt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Memory_Prefetches_Useless_HWPF"], "Info_Memory_Prefetches_Useless_HWPF > 0.15", &[Event(0), Num(0.15), Gt]),
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
-        .groups(&["LockCont", "Memory_Lat", "Offcore"])
+        .in_groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_MLP", "", "TMA", Cpu)
-        .groups(&["Memory_BW", "Offcore"])
+        .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Data_L2_MLP", "", "TMA", Cpu)
-        .groups(&["Memory_BW", "Offcore"])
+        .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Mix_UC_Load_PKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "MEM_LOAD_MISC_RETIRED.UC", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_Bus_Lock_PKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "SQ_MISC.BUS_LOCK", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
-        .groups(&["Cor", "Flops", "HPC"])
+        .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
@@ -3111,61 +3111,61 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
             Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_DRAM_BW_Use", "GB/sec", "TMA", Socket)
-        .groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
+        .in_groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_IO_Read_BW", "GB/sec", "TMA", Socket)
-        .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
+        .in_groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Num(64.0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_IO_Write_BW", "GB/sec", "TMA", Socket)
-        .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
+        .in_groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("c", "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("(a + b + c + d) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul,
             Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_Time", "", "TMA", Socket)
-        .groups(&["Summary"])
-        .formula("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
-        .threshold(&["Info_System_Time"], "Info_System_Time < 1", &[Event(0), Num(1.0), Lt]),
+        .in_groups(&["Summary"])
+        .computed_as("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
+        .threshold_when(&["Info_System_Time"], "Info_System_Time < 1", &[Event(0), Num(1.0), Lt]),
     metric("Info_System_MUX", "", "TMA", Cpu)
-        .groups(&["Summary"])
+        .in_groups(&["Summary"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
-        .groups(&["SMT"])
+        .in_groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
         ])
-        .formula("1 - a / b if HYPERTHREADING_ON else 0", &[
+        .computed_as("1 - a / b if HYPERTHREADING_ON else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Div, Sub, Num(0.0),
             Select,
         ]),

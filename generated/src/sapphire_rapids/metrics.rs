@@ -12,72 +12,72 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Cpu)
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L1_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "L2_RQSTS.ALL_CODE_RD", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_code_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("llc_data_read_mpi_demand_plus_prefetch", "per instruction", "MPI, D-side", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", "CHA"),
@@ -85,20 +85,20 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", "CHA"),
             read("d", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
+        .computed_as("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
     metric("llc_code_read_mpi_demand_plus_prefetch", "per instruction", "MPI, I-side", Socket)
         .reads(&[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", "CHA"),
             read("d", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("b / d", &[Event(0), Event(1), Div]),
+        .computed_as("b / d", &[Event(0), Event(1), Div]),
     metric("llc_demand_data_read_miss_latency", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -109,7 +109,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -120,7 +120,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -131,7 +131,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -142,7 +142,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -152,31 +152,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_2nd_level_large_page_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_2mb_large_page_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_store_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("numa_reads_addressed_to_local_dram", "percent", "NUMA", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", "CHA"),
@@ -184,7 +184,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (a + b) / (a + b + c + d)", &[
+        .computed_as("100 * (a + b) / (a + b + c + d)", &[
             Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div,
         ]),
@@ -195,7 +195,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (c + d) / (a + b + c + d)", &[
+        .computed_as("100 * (c + d) / (a + b + c + d)", &[
             Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div,
         ]),
@@ -203,7 +203,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
             Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -211,7 +211,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -219,14 +219,14 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
@@ -234,7 +234,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -244,7 +244,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("b", "UNC_CHA_DIR_UPDATE.TOR", "CHA"),
             read("c", "UNC_M2M_DIRECTORY_UPDATE.ANY", "M2M"),
         ])
-        .formula("(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b + c) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Event(2), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -252,14 +252,14 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_M_PMM_RPQ_INSERTS", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("pmem_memory_bandwidth_write", "MB/sec", "", Socket)
         .reads(&[
             read("a", "UNC_M_PMM_WPQ_INSERTS", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("pmem_memory_bandwidth_total", "MB/sec", "", Socket)
@@ -267,7 +267,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_PMM_RPQ_INSERTS", "IMC"),
             read("b", "UNC_M_PMM_WPQ_INSERTS", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -275,7 +275,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write", "MB/sec", "BW, IO", Socket)
@@ -283,7 +283,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -292,7 +292,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("io_partial_write_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
@@ -300,7 +300,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", "CHA"),
         ])
-        .formula("100 * ((b + d) / (a + c))", &[
+        .computed_as("100 * ((b + d) / (a + c))", &[
             Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul,
         ]),
     metric("io_full_write_l3_miss", "percent", "IO", Socket)
@@ -308,7 +308,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
         ])
-        .formula("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
+        .computed_as("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
     metric("percent_uops_delivered_from_decoded_icache", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
@@ -316,7 +316,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (a / (a + b + c + d))", &[
+        .computed_as("100 * (a / (a + b + c + d))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
@@ -326,7 +326,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (b / (a + b + c + d))", &[
+        .computed_as("100 * (b / (a + b + c + d))", &[
             Num(100.0), Event(1), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
@@ -336,21 +336,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "IDQ.MS_UOPS", "CORE"),
             read("d", "LSD.UOPS", "CORE"),
         ])
-        .formula("100 * (c / (a + b + c + d))", &[
+        .computed_as("100 * (c / (a + b + c + d))", &[
             Num(100.0), Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Mul,
         ]),
     metric("io_bandwidth_read_local", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_read_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write_local", "MB/sec", "BW, IO", Socket)
@@ -358,7 +358,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -367,7 +367,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -375,35 +375,35 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("upi_data_receive_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_RxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -411,21 +411,21 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("iio_bandwidth_write", "MB/sec", "IO, BW", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_read_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write_l3_miss", "MB/sec", "IO", Socket)
@@ -433,12 +433,12 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
-        .groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
+        .in_groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
             read("a", "UOPS_RETIRED.MS", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
@@ -463,7 +463,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("u", "DECODE.LCP", "CORE"),
             read("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n))", &[
+        .computed_as("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n))", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Mul, Event(2), Event(3),
             Event(4), Add, Event(5), Add, Event(6), Add, Div, Num(1.0), Event(7), Event(8),
             Event(9), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(2), Event(3), Event(4), Add,
@@ -479,9 +479,9 @@ pub static METRICS: &[MetricInfo] = &[
             Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20), Event(13), Div,
             Add, Event(21), Event(13), Div, Add, Div, Add, Mul,
         ])
-        .threshold(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
-        .groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
+        .in_groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
         .reads(&[
             read("a", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -501,7 +501,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("p", "DECODE.LCP", "CORE"),
             read("q", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (a / (b + c + d + e) - f / g) * (h / i + j / i + k / i) / (j / i + h / i + (l / i + k / i) + 3 * m / (n / o) / i + p / i + q / i)", &[
+        .computed_as("100 * (a / (b + c + d + e) - f / g) * (h / i + j / i + k / i) / (j / i + h / i + (l / i + k / i) + 3 * m / (n / o) / i + p / i + q / i)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Event(5), Event(6), Div, Sub, Mul, Event(7), Event(8), Div, Event(9), Event(8), Div,
             Add, Event(10), Event(8), Div, Add, Mul, Event(9), Event(8), Div, Event(7), Event(8),
@@ -509,9 +509,9 @@ pub static METRICS: &[MetricInfo] = &[
             Event(12), Mul, Event(13), Event(14), Div, Div, Event(8), Div, Add, Event(15),
             Event(8), Div, Add, Event(16), Event(8), Div, Add, Div,
         ])
-        .threshold(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
-        .groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
+        .in_groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -540,7 +540,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("y", "IDQ.MS_CYCLES_ANY", "CORE"),
             read("z", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
         ])
-        .formula("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / f) * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) * (l / (a + b + c + d) - e / f) * (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) - (1 - w / x) * ((l / (a + b + c + d) - e / f) * (3 * r / (s / t) / n + (m / n + q / n) * ((1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) / (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n + (1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + q / n)) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) + max(y, x / (s / t)) / (z if HYPERTHREADING_ON else n) / 2.4)) - 100 * (l / (a + b + c + d) - e / f) * (p / n + o / n + q / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)", &[
+        .computed_as("100 * (a / (a + b + c + d) - e / f - (1 - 10 * (g / f) * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) * (l / (a + b + c + d) - e / f) * (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) - (1 - w / x) * ((l / (a + b + c + d) - e / f) * (3 * r / (s / t) / n + (m / n + q / n) * ((1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n * max(h / (a + b + c + d) * (1 - i / (j - k)), 0.0001) / (h / (a + b + c + d))) / (h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) * m / n + (1 - h / (a + b + c + d) / max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)) * m / n + q / n)) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n) + max(y, x / (s / t)) / (z if HYPERTHREADING_ON else n) / 2.4)) - 100 * (l / (a + b + c + d) - e / f) * (p / n + o / n + q / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
             Event(4), Event(5), Div, Sub, Num(1.0), Num(10.0), Event(6), Event(5), Div, Mul,
             Event(7), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div, Num(1.0),
@@ -593,9 +593,9 @@ pub static METRICS: &[MetricInfo] = &[
             Event(17), Mul, Event(18), Event(19), Div, Div, Event(13), Div, Add, Event(20),
             Event(13), Div, Add, Event(21), Event(13), Div, Add, Div, Sub,
         ])
-        .threshold(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Compute_Bound_Est", "", "TMA", Cpu)
-        .groups(&["BvCB", "Cor"])
+        .in_groups(&["BvCB", "Cor"])
         .reads(&[
             read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -617,7 +617,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("r", "UOPS_EXECUTED.CYCLES_GE_3", "CORE"),
             read("s", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
         ])
-        .formula("100 * (max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * ((((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g))) * (r / g / ((l + max(m - h, 0)) / g * (n - o) / g + p / g + s / g + r / g)))", &[
+        .computed_as("100 * (max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b + c + d + a)) * ((((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g))) * (r / g / ((l + max(m - h, 0)) / g * (n - o) / g + p / g + s / g + r / g)))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
             Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max,
             Event(5), Event(6), Div, Mul, Event(5), Event(6), Div, Event(7), Event(6), Div,
@@ -657,9 +657,9 @@ pub static METRICS: &[MetricInfo] = &[
             Div, Add, Event(18), Event(6), Div, Add, Event(17), Event(6), Div, Add, Div, Mul, Add,
             Mul,
         ])
-        .threshold(&["Bottleneck_Compute_Bound_Est"], "Bottleneck_Compute_Bound_Est > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Compute_Bound_Est"], "Bottleneck_Compute_Bound_Est > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Irregular_Overhead", "", "TMA", Cpu)
-        .groups(&["Bad", "BvIO", "Cor", "Ret"])
+        .in_groups(&["Bad", "BvIO", "Cor", "Ret"])
         .reads(&[
             read("a", "INST_RETIRED.REP_ITERATION", "CORE"),
             read("a_a", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
@@ -702,7 +702,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("y", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("z", "UOPS_RETIRED.MS", "CORE"),
         ])
-        .formula("100 * ((1 - a / b) * ((c / (d + e + f + g) - h / i) * (3 * j / (k / l) / m + (n / m + o / m) * ((1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g))) / (p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m + (1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + o / m)) / (t / m + u / m + (n / m + o / m) + 3 * j / (k / l) / m + v / m + w / m) + max(x, b / (k / l)) / (y if HYPERTHREADING_ON else m) / 2.4) + 10 * (z / i) * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g)) * (p / (d + e + f + g)) + max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) / max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) + max(0, g / (d + e + f + g) - a_b / (d + e + f + g)) * (a_c / m + a_d / m + a_e / m * ((a_f + max(a_e - a_c, 0)) / m * (a_g - a_h) / m)) / (a_i / m + (a_c / m + a_d / m) + a_j / (y if HYPERTHREADING_ON else m) + (((a_f + max(a_e - a_c, 0)) / m * (a_g - a_h) / m * m + (a_k + f / (d + e + f + g) * a_l)) / m if a_i < a_g - a_h else (a_k + f / (d + e + f + g) * a_l) / m)) + z / i / (max(0, a_m / (d + e + f + g) - z / i) + z / i) * ((99 * 3 + 63 + 30) / 5 * a_n / i / (z / i)) * (a_m / (d + e + f + g)))", &[
+        .computed_as("100 * ((1 - a / b) * ((c / (d + e + f + g) - h / i) * (3 * j / (k / l) / m + (n / m + o / m) * ((1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g))) / (p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) * n / m + (1 - p / (d + e + f + g) / max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0)) * n / m + o / m)) / (t / m + u / m + (n / m + o / m) + 3 * j / (k / l) / m + v / m + w / m) + max(x, b / (k / l)) / (y if HYPERTHREADING_ON else m) / 2.4) + 10 * (z / i) * max(p / (d + e + f + g) * (1 - q / (r - s)), 0.0001) / (p / (d + e + f + g)) * (p / (d + e + f + g)) + max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) / max(max(0, max(1 - (d / (d + e + f + g) - h / i + g / (d + e + f + g) + f / (d + e + f + g)), 0) - p / (d + e + f + g)) * (1 - a_a / s), 0.0001) + max(0, g / (d + e + f + g) - a_b / (d + e + f + g)) * (a_c / m + a_d / m + a_e / m * ((a_f + max(a_e - a_c, 0)) / m * (a_g - a_h) / m)) / (a_i / m + (a_c / m + a_d / m) + a_j / (y if HYPERTHREADING_ON else m) + (((a_f + max(a_e - a_c, 0)) / m * (a_g - a_h) / m * m + (a_k + f / (d + e + f + g) * a_l)) / m if a_i < a_g - a_h else (a_k + f / (d + e + f + g) * a_l) / m)) + z / i / (max(0, a_m / (d + e + f + g) - z / i) + z / i) * ((99 * 3 + 63 + 30) / 5 * a_n / i / (z / i)) * (a_m / (d + e + f + g)))", &[
             Num(100.0), Num(1.0), Event(0), Event(15), Div, Sub, Event(16), Event(17), Event(18),
             Add, Event(19), Add, Event(20), Add, Div, Event(21), Event(22), Div, Sub, Num(3.0),
             Event(23), Mul, Event(24), Event(25), Div, Div, Event(26), Div, Event(27), Event(26),
@@ -774,21 +774,21 @@ pub static METRICS: &[MetricInfo] = &[
             Div, Div, Mul, Event(13), Event(17), Event(18), Add, Event(19), Add, Event(20), Add,
             Div, Mul, Add, Mul,
         ])
-        .threshold(&["Bottleneck_Irregular_Overhead"], "Bottleneck_Irregular_Overhead > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Bottleneck_Irregular_Overhead"], "Bottleneck_Irregular_Overhead > 10", &[Event(0), Num(10.0), Gt]),
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
-        .groups(&["BvBO", "Ret"])
+        .in_groups(&["BvBO", "Ret"])
         .reads(&[
             read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("c", "INST_RETIRED.NOP", "CORE"),
             read("d", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + 2 * b + c) / d)", &[
+        .computed_as("100 * ((a + 2 * b + c) / d)", &[
             Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Event(3), Div, Mul,
         ])
-        .threshold(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
+        .threshold_when(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
-        .groups(&["BvUW", "Ret"])
+        .in_groups(&["BvUW", "Ret"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -802,7 +802,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
             read("k", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / h / (max(0, j / (b + c + a + d) - i / h) + i / h) * ((99 * 3 + 63 + 30) / 5 * k / h / (i / h)) * (j / (b + c + a + d)))", &[
+        .computed_as("100 * (a / (b + c + a + d) - (e + 2 * f + g) / h - i / h / (max(0, j / (b + c + a + d) - i / h) + i / h) * ((99 * 3 + 63 + 30) / 5 * k / h / (i / h)) * (j / (b + c + a + d)))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(4), Num(2.0), Event(5), Mul, Add, Event(6), Add, Event(7), Div, Sub, Event(8),
             Event(7), Div, Num(0.0), Event(9), Event(1), Event(2), Add, Event(0), Add, Event(3),
@@ -811,9 +811,9 @@ pub static METRICS: &[MetricInfo] = &[
             Mul, Event(7), Div, Event(8), Event(7), Div, Div, Mul, Event(9), Event(1), Event(2),
             Add, Event(0), Add, Event(3), Add, Div, Mul, Sub, Mul,
         ])
-        .threshold(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
+        .in_groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -822,15 +822,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.UOP_DROPPING", "CORE"),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (a + b + c + d) - e / f)", &[
+        .computed_as("100 * (a / (a + b + c + d) - e / f)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
             Event(4), Event(5), Div, Sub, Mul,
         ])
-        .threshold(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
+        .threshold_when(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
     metric("Fetch_Latency", "percent", "TMA", Cpu)
-        .groups(&["Frontend", "TmaL2"])
-        .level(2)
-        .parent("Frontend_Bound")
+        .in_groups(&["Frontend", "TmaL2"])
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -840,146 +840,146 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INT_MISC.UOP_DROPPING", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / (b + c + d + e) - f / g)", &[
+        .computed_as("100 * (a / (b + c + d + e) - f / g)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Event(5), Event(6), Div, Sub, Mul,
         ])
-        .threshold(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ICACHE_DATA.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Code_L2_Hit", "percent", "TMA", Cpu)
-        .groups(&["IcMiss", "FetchLat", "Offcore"])
-        .level(4)
-        .parent("ICache_Misses")
+        .in_groups(&["IcMiss", "FetchLat", "Offcore"])
+        .at_level(4)
+        .child_of("ICache_Misses")
         .reads(&[
             read("a", "ICACHE_DATA.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", "CORE"),
         ])
-        .formula("100 * max(0, a / b - c / b)", &[
+        .computed_as("100 * max(0, a / b - c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
         ])
-        .threshold(&["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_L2_Hit", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Hit > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Code_L2_Miss", "percent", "TMA", Cpu)
-        .groups(&["IcMiss", "FetchLat", "Offcore"])
-        .level(4)
-        .parent("ICache_Misses")
+        .in_groups(&["IcMiss", "FetchLat", "Offcore"])
+        .at_level(4)
+        .child_of("ICache_Misses")
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Code_L2_Miss", "ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_L2_Miss > 5, ICache_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ICACHE_TAG.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(4)
-        .parent("ITLB_Misses")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(4)
+        .child_of("ITLB_Misses")
         .reads(&[
             read("a", "ICACHE_TAG.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
         ])
-        .formula("100 * max(0, a / b - c / b)", &[
+        .computed_as("100 * max(0, a / b - c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
         ])
-        .threshold(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(4)
-        .parent("ITLB_Misses")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(4)
+        .child_of("ITLB_Misses")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(5)
-        .parent("Code_STLB_Miss")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(5)
+        .child_of("Code_STLB_Miss")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d))", &[
+        .computed_as("100 * (a / b * c / (c + d))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
         ])
-        .threshold(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(5)
-        .parent("Code_STLB_Miss")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(5)
+        .child_of("Code_STLB_Miss")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c))", &[
+        .computed_as("100 * (a / b * c / (d + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
         ])
-        .threshold(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
         ]),
     metric("Branch_Resteers", "percent", "TMA", Cpu)
-        .groups(&["FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
         ])
-        .formula("100 * (a / b + c / b)", &[
+        .computed_as("100 * (a / b + c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Mul,
         ])
-        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Mispredicts_Resteers", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BrMispredicts", "BvMP"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BadSpec", "BrMispredicts", "BvMP"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -991,21 +991,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)", &[
+        .computed_as("100 * (a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Num(1.0), Event(1), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Event(5), Event(6), Div, Sub, Event(4), Event(1), Event(2), Add, Event(3), Add,
             Event(4), Add, Div, Add, Event(3), Event(1), Event(2), Add, Event(3), Add, Event(4),
             Add, Div, Add, Sub, Num(0.0), Max, Div, Event(7), Mul, Event(8), Div, Mul,
         ])
-        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Clears_Resteers", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "MachineClears"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BadSpec", "MachineClears"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1017,74 +1017,74 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("i", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((1 - a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)", &[
+        .computed_as("100 * ((1 - a / (b + c + d + e) / max(1 - (b / (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)", &[
             Num(100.0), Num(1.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add,
             Div, Num(1.0), Event(1), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Event(5), Event(6), Div, Sub, Event(4), Event(1), Event(2), Add, Event(3), Add,
             Event(4), Add, Div, Add, Event(3), Event(1), Event(2), Add, Event(3), Add, Event(4),
             Add, Div, Add, Sub, Num(0.0), Max, Div, Sub, Event(7), Mul, Event(8), Div, Mul,
         ])
-        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Unknown_Branches", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("MS_Switches", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MicroSeq"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat", "MicroSeq"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "UOPS_RETIRED.MS", "CORE").cmask(1).edge_detect(),
             read("b", "UOPS_RETIRED.SLOTS", "CORE"),
             read("c", "UOPS_ISSUED.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (3 * a / (b / c) / d)", &[
+        .computed_as("100 * (3 * a / (b / c) / d)", &[
             Num(100.0), Num(3.0), Event(0), Mul, Event(1), Event(2), Div, Div, Event(3), Div, Mul,
         ])
-        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("LCP", "percent", "TMA", Cpu)
-        .groups(&["FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "DECODE.LCP", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("DSB_Switches", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["DSBmiss", "FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Fetch_Bandwidth", "percent", "TMA", Cpu)
-        .groups(&["FetchBW", "Frontend", "TmaL2"])
-        .level(2)
-        .parent("Frontend_Bound")
+        .in_groups(&["FetchBW", "Frontend", "TmaL2"])
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -1094,63 +1094,63 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("g", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
         ])
-        .formula("100 * max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f))", &[
+        .computed_as("100 * max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f))", &[
             Num(100.0), Num(0.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
             Div, Event(4), Event(5), Div, Sub, Event(6), Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div, Event(4), Event(5), Div, Sub, Sub, Max, Mul,
         ])
-        .threshold(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
     metric("MITE", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchBW"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["DSBmiss", "FetchBW"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.MITE_CYCLES_ANY", "CORE"),
             read("b", "IDQ.MITE_CYCLES_OK", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Decoder0_Alone", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchBW"])
-        .level(4)
-        .parent("MITE")
+        .in_groups(&["DSBmiss", "FetchBW"])
+        .at_level(4)
+        .child_of("MITE")
         .reads(&[
             read("a", "INST_DECODED.DECODERS", "CORE").cmask(1),
             read("b", "INST_DECODED.DECODERS", "CORE").cmask(2),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
+        .threshold_when(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("DSB", "percent", "TMA", Cpu)
-        .groups(&["DSB", "FetchBW"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["DSB", "FetchBW"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.DSB_CYCLES_ANY", "CORE"),
             read("b", "IDQ.DSB_CYCLES_OK", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("MS", "percent", "TMA", Cpu)
-        .groups(&["MicroSeq"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["MicroSeq"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.MS_CYCLES_ANY", "CORE"),
             read("b", "UOPS_RETIRED.MS", "CORE").cmask(1),
@@ -1159,13 +1159,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (max(a, b / (c / d)) / (e if HYPERTHREADING_ON else f) / 2.4)", &[
+        .computed_as("100 * (max(a, b / (c / d)) / (e if HYPERTHREADING_ON else f) / 2.4)", &[
             Num(100.0), Event(0), Event(1), Event(2), Event(3), Div, Div, Max,
             Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Div, Num(2.4), Div, Mul,
         ])
-        .threshold(&["MS", "Fetch_Bandwidth"], "min(MS > 5, Fetch_Bandwidth > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["MS", "Fetch_Bandwidth"], "min(MS > 5, Fetch_Bandwidth > 20)", &[Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -1174,17 +1174,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.UOP_DROPPING", "CORE"),
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)", &[
+        .computed_as("100 * max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add,
             Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2), Add, Event(3),
             Add, Div, Add, Sub, Num(0.0), Max, Mul,
         ])
-        .threshold(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
+        .threshold_when(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
-        .level(2)
-        .parent("Bad_Speculation")
+        .in_groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1192,14 +1192,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + d + e))", &[
+        .computed_as("100 * (a / (b + c + d + e))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
         ])
-        .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Mispredicts", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "BrMispredicts"])
-        .level(3)
-        .parent("Branch_Mispredicts")
+        .in_groups(&["BvIO", "BrMispredicts"])
+        .at_level(3)
+        .child_of("Branch_Mispredicts")
         .reads(&[
             read("a", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1210,17 +1210,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("h", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * max(a / (b + c + d + e) * (1 - f / (g - h)), 0.0001)", &[
+        .computed_as("100 * max(a / (b + c + d + e) * (1 - f / (g - h)), 0.0001)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Num(1.0), Event(5), Event(6), Event(7), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul,
         ])
-        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+        .threshold_when(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
-        .level(2)
-        .parent("Bad_Speculation")
+        .in_groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -1230,18 +1230,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("g", "PERF_METRICS.BRANCH_MISPREDICTS", "CORE").via(MetricRead::SlotsShare(5)),
         ])
-        .formula("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))", &[
+        .computed_as("100 * max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))", &[
             Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
             Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2),
             Add, Event(3), Add, Div, Add, Sub, Num(0.0), Max, Event(6), Event(0), Event(1), Add,
             Event(2), Add, Event(3), Add, Div, Sub, Max, Mul,
         ])
-        .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Nukes", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "Machine_Clears"])
-        .level(3)
-        .parent("Machine_Clears")
+        .in_groups(&["BvIO", "Machine_Clears"])
+        .at_level(3)
+        .child_of("Machine_Clears")
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -1253,7 +1253,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
             read("i", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i), 0.0001)", &[
+        .computed_as("100 * max(max(0, max(1 - (a / (a + b + c + d) - e / f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i), 0.0001)", &[
             Num(100.0), Num(0.0), Num(1.0), Event(0), Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(3), Event(0), Event(1), Add,
             Event(2), Add, Event(3), Add, Div, Add, Event(2), Event(0), Event(1), Add, Event(2),
@@ -1261,25 +1261,25 @@ pub static METRICS: &[MetricInfo] = &[
             Event(2), Add, Event(3), Add, Div, Sub, Max, Num(1.0), Event(7), Event(8), Div, Sub,
             Mul, Num(0.0001), Max, Mul,
         ])
-        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
+        .threshold_when(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvOB", "TmaL1"])
+        .in_groups(&["BvOB", "TmaL1"])
         .reads(&[
             read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
         ])
-        .formula("100 * (a / (b + c + d + a))", &[
+        .computed_as("100 * (a / (b + c + d + a))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Mul,
         ])
-        .threshold(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
     metric("Memory_Bound", "percent", "TMA", Cpu)
-        .groups(&["Backend", "TmaL2"])
-        .level(2)
-        .parent("Backend_Bound")
+        .in_groups(&["Backend", "TmaL2"])
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "PERF_METRICS.MEMORY_BOUND", "CORE").via(MetricRead::SlotsShare(7)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1287,29 +1287,29 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + d + e))", &[
+        .computed_as("100 * (a / (b + c + d + e))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
         ])
-        .threshold(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("L1_Bound", "percent", "TMA", Cpu)
-        .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "EXE_ACTIVITY.BOUND_ON_LOADS", "CORE"),
             read("b", "MEMORY_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * max((a - b) / c, 0)", &[
+        .computed_as("100 * max((a - b) / c, 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
         ])
-        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("DTLB_Load", "percent", "TMA", Cpu)
-        .groups(&["BvMT", "MemoryTLB"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvMT", "MemoryTLB"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
@@ -1317,18 +1317,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "MEMORY_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(7 * a + b, max(c - d, 0)) / e)", &[
+        .computed_as("100 * (min(7 * a + b, max(c - d, 0)) / e)", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
             Max, Min, Event(4), Div, Mul,
         ])
-        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Load")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Load")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
@@ -1336,31 +1336,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "MEMORY_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)", &[
+        .computed_as("100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
             Max, Min, Event(4), Div, Event(1), Event(4), Div, Sub, Mul,
         ])
-        .threshold(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Load")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Load")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1368,19 +1368,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d + e))", &[
+        .computed_as("100 * (a / b * c / (c + d + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Load_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1388,19 +1388,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c + e))", &[
+        .computed_as("100 * (a / b * c / (d + c + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Load_STLB_Miss_1G", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1408,31 +1408,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + e + c))", &[
+        .computed_as("100 * (a / b * c / (d + e + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_Fwd_Blk", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "LD_BLOCKS.STORE_FORWARD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("L1_Latency_Dependency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "MemoryLat"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvML", "MemoryLat"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
             read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
@@ -1441,161 +1441,161 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "MEMORY_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
+        .computed_as("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
             Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
             Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul,
         ])
-        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Lock_Latency", "percent", "TMA", Cpu)
-        .groups(&["LockCont", "Offcore"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["LockCont", "Offcore"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "LOCK_CYCLES.CACHE_LOCK_DURATION", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Split_Loads", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.SPLIT_LOADS", "CORE"),
             read("b", "L1D_PEND_MISS.PENDING", "CORE"),
             read("c", "MEM_LOAD_COMPLETED.L1_MISS_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (b / c) / d)", &[
+        .computed_as("100 * (a * (b / c) / d)", &[
             Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(3), Div, Mul,
         ])
-        .threshold(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
+        .threshold_when(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
     metric("FB_Full", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvMB", "MemoryBW"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "L1D_PEND_MISS.FB_FULL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
     metric("L2_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "MEMORY_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("b", "MEMORY_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
+        .threshold_when(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("L3_Bound", "percent", "TMA", Cpu)
-        .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "MEMORY_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("b", "MEMORY_ACTIVITY.STALLS_L3_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
+        .threshold_when(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("SQ_Full", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW", "Offcore"])
-        .level(4)
-        .parent("L3_Bound")
+        .in_groups(&["BvMB", "MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("L3_Bound")
         .reads(&[
             read("a", "XQ.FULL_CYCLES", "CORE"),
             read("b", "L1D_PEND_MISS.L2_STALLS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
-        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
+        .threshold_when(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("L3_Miss_Bound", "percent", "TMA", Cpu)
-        .groups(&["MemoryBound", "TmaL3mem", "Offcore"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["MemoryBound", "TmaL3mem", "Offcore"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "MEMORY_ACTIVITY.STALLS_L3_MISS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Miss_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("MEM_Bandwidth", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW", "Offcore"])
-        .level(4)
-        .parent("L3_Miss_Bound")
+        .in_groups(&["BvMB", "MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("L3_Miss_Bound")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", "CORE").cmask(12),
         ])
-        .formula("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
-        .threshold(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
+        .threshold_when(&["MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("MBA_Stalls", "percent", "TMA", Cpu)
-        .groups(&["MemoryBW", "Offcore", "Server"])
-        .level(5)
-        .parent("MEM_Bandwidth")
+        .in_groups(&["MemoryBW", "Offcore", "Server"])
+        .at_level(5)
+        .child_of("MEM_Bandwidth")
         .reads(&[
             read("a", "INT_MISC.MBA_STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["MBA_Stalls", "MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(MBA_Stalls > 10, MEM_Bandwidth > 20), L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["MBA_Stalls", "MEM_Bandwidth", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(MBA_Stalls > 10, MEM_Bandwidth > 20), L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("MEM_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "MemoryLat", "Offcore"])
-        .level(4)
-        .parent("L3_Miss_Bound")
+        .in_groups(&["BvML", "MemoryLat", "Offcore"])
+        .at_level(4)
+        .child_of("L3_Miss_Bound")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", "CORE").cmask(12),
         ])
-        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[
+        .computed_as("100 * (min(a, b) / a - min(a, c) / a)", &[
             Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
             Div, Sub, Mul,
         ])
-        .threshold(&["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["MEM_Latency", "L3_Miss_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, L3_Miss_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Store_Bound", "percent", "TMA", Cpu)
-        .groups(&["MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Store_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "MEM_STORE_RETIRED.L2_HIT", "CORE"),
             read("b", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
@@ -1603,102 +1603,102 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
+        .computed_as("100 * ((a * 10 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
             Num(100.0), Event(0), Num(10.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
             Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3),
             Div, Mul,
         ])
-        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Split_Stores", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Store_Bound")
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.SPLIT_STORES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Streaming_Stores", "percent", "TMA", Cpu)
-        .groups(&["MemoryBW", "Offcore"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "OCR.STREAMING_WR.ANY_RESPONSE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Streaming_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Streaming_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("DTLB_Store", "percent", "TMA", Cpu)
-        .groups(&["BvMT", "MemoryTLB"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvMT", "MemoryTLB"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))", &[
+        .computed_as("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
             Event(2), Event(3), Select, Div, Mul,
         ])
-        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Store")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Store")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))", &[
+        .computed_as("100 * ((7 * a + b) / (c if HYPERTHREADING_ON else d) - b / (c if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(7.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
             Event(2), Event(3), Select, Div, Event(1), Const(Constant::HyperthreadingOn), Event(2),
             Event(3), Select, Div, Sub, Mul,
         ])
-        .threshold(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Store")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Store")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
@@ -1707,19 +1707,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
@@ -1728,19 +1728,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_STLB_Miss_1G", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
@@ -1749,19 +1749,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Core_Bound", "percent", "TMA", Cpu)
-        .groups(&["Backend", "TmaL2", "Compute"])
-        .level(2)
-        .parent("Backend_Bound")
+        .in_groups(&["Backend", "TmaL2", "Compute"])
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -1769,136 +1769,136 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("e", "PERF_METRICS.MEMORY_BOUND", "CORE").via(MetricRead::SlotsShare(7)),
         ])
-        .formula("100 * max(0, a / (b + c + d + a) - e / (b + c + d + a))", &[
+        .computed_as("100 * max(0, a / (b + c + d + a) - e / (b + c + d + a))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(0), Add,
             Div, Event(4), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Sub, Max,
             Mul,
         ])
-        .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Divider", "percent", "TMA", Cpu)
-        .groups(&["BvCB"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["BvCB"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "ARITH.DIV_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("FP_Divider", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Divider")
+        .at_level(4)
+        .child_of("Divider")
         .reads(&[
             read("a", "ARITH.FPDIV_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["FP_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(FP_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("INT_Divider", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Divider")
+        .at_level(4)
+        .child_of("Divider")
         .reads(&[
             read("a", "ARITH.DIV_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ARITH.FPDIV_ACTIVE", "CORE"),
         ])
-        .formula("100 * (a / b - c / b)", &[
+        .computed_as("100 * (a / b - c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Mul,
         ])
-        .threshold(&["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["INT_Divider", "Divider", "Core_Bound", "Backend_Bound"], "min(min(min(INT_Divider > 20, Divider > 20), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Serializing_Operation", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "PortsUtil"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["BvIO", "PortsUtil"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "RESOURCE_STALLS.SCOREBOARD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "CPU_CLK_UNHALTED.C02", "CORE"),
         ])
-        .formula("100 * (a / b + c / b)", &[
+        .computed_as("100 * (a / b + c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Mul,
         ])
-        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Slow_Pause", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Serializing_Operation")
+        .at_level(4)
+        .child_of("Serializing_Operation")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.PAUSE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Slow_Pause", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Slow_Pause > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("C01_Wait", "percent", "TMA", Cpu)
-        .groups(&["C0Wait"])
-        .level(4)
-        .parent("Serializing_Operation")
+        .in_groups(&["C0Wait"])
+        .at_level(4)
+        .child_of("Serializing_Operation")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.C01", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["C01_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C01_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["C01_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C01_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("C02_Wait", "percent", "TMA", Cpu)
-        .groups(&["C0Wait"])
-        .level(4)
-        .parent("Serializing_Operation")
+        .in_groups(&["C0Wait"])
+        .at_level(4)
+        .child_of("Serializing_Operation")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.C02", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["C02_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C02_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["C02_Wait", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(C02_Wait > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Memory_Fence", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Serializing_Operation")
+        .at_level(4)
+        .child_of("Serializing_Operation")
         .reads(&[
             read("a", "MISC2_RETIRED.LFENCE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Memory_Fence", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Memory_Fence > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Memory_Fence", "Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(min(Memory_Fence > 5, Serializing_Operation > 10), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("AMX_Busy", "percent", "TMA", Cpu)
-        .groups(&["BvCB", "Compute", "HPC", "Server"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["BvCB", "Compute", "HPC", "Server"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "EXE.AMX_BUSY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["AMX_Busy", "Core_Bound", "Backend_Bound"], "min(min(AMX_Busy > 50, Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["AMX_Busy", "Core_Bound", "Backend_Bound"], "min(min(AMX_Busy > 50, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(50.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilization", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["PortsUtil"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
             read("b", "RS.EMPTY_RESOURCE", "CORE"),
@@ -1914,7 +1914,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("l", "EXE_ACTIVITY.2_3_PORTS_UTIL", "CORE"),
             read("m", "ARITH.DIV_ACTIVE", "CORE"),
         ])
-        .formula("100 * (((a + max(b - c, 0)) / d * (e - f) / d * d + (g + h / (i + j + h + k) * l)) / d if m < e - f else (g + h / (i + j + h + k) * l) / d)", &[
+        .computed_as("100 * (((a + max(b - c, 0)) / d * (e - f) / d * d + (g + h / (i + j + h + k) * l)) / d if m < e - f else (g + h / (i + j + h + k) * l) / d)", &[
             Num(100.0), Event(12), Event(4), Event(5), Sub, Lt, Event(0), Event(1), Event(2), Sub,
             Num(0.0), Max, Add, Event(3), Div, Event(4), Event(5), Sub, Mul, Event(3), Div,
             Event(3), Mul, Event(6), Event(7), Event(8), Event(9), Add, Event(7), Add, Event(10),
@@ -1922,13 +1922,13 @@ pub static METRICS: &[MetricInfo] = &[
             Event(9), Add, Event(7), Add, Event(10), Add, Div, Event(11), Mul, Add, Event(3), Div,
             Select, Mul,
         ])
-        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_0", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
             read("b", "RS.EMPTY_RESOURCE", "CORE"),
@@ -1937,65 +1937,65 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
             read("f", "EXE_ACTIVITY.BOUND_ON_LOADS", "CORE"),
         ])
-        .formula("100 * ((a + max(b - c, 0)) / d * (e - f) / d)", &[
+        .computed_as("100 * ((a + max(b - c, 0)) / d * (e - f) / d)", &[
             Num(100.0), Event(0), Event(1), Event(2), Sub, Num(0.0), Max, Add, Event(3), Div,
             Event(4), Event(5), Sub, Mul, Event(3), Div, Mul,
         ])
-        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Mixing_Vectors", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_0")
+        .at_level(5)
+        .child_of("Ports_Utilized_0")
         .reads(&[
             read("a", "ASSISTS.SSE_AVX_MIX", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (160 * a / b)", &[Num(100.0), Num(160.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
+        .computed_as("100 * (160 * a / b)", &[Num(100.0), Num(160.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
     metric("Ports_Utilized_1", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "EXE_ACTIVITY.1_PORTS_UTIL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_2", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_3m", "percent", "TMA", Cpu)
-        .groups(&["BvCB", "PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["BvCB", "PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "UOPS_EXECUTED.CYCLES_GE_3", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("ALU_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_0", "CORE"),
             read("b", "UOPS_DISPATCHED.PORT_1", "CORE"),
@@ -2004,94 +2004,94 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c + d) / (5 * (e if HYPERTHREADING_ON else f)))", &[
+        .computed_as("100 * ((a + b + c + d) / (5 * (e if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(5.0),
             Const(Constant::HyperthreadingOn), Event(4), Event(5), Select, Mul, Div, Mul,
         ])
-        .threshold(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
+        .threshold_when(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
     metric("Port_0", "percent", "TMA", Cpu)
-        .groups(&["Compute"])
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .in_groups(&["Compute"])
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_0", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_1", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_1", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_6", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_6", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Load_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_2_3_10", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (3 * (b if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (3 * (b if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(3.0), Const(Constant::HyperthreadingOn), Event(1), Event(2),
             Select, Mul, Div, Mul,
         ])
-        .threshold(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Store_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED.PORT_4_9", "CORE"),
             read("b", "UOPS_DISPATCHED.PORT_7_8", "CORE"),
             read("c", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[
+        .computed_as("100 * ((a + b) / (4 * (c if HYPERTHREADING_ON else d)))", &[
             Num(100.0), Event(0), Event(1), Add, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(2), Event(3), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Retiring", "percent", "TMA", Cpu)
-        .groups(&["BvUW", "TmaL1"])
+        .in_groups(&["BvUW", "TmaL1"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("c", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
             read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + a + d))", &[
+        .computed_as("100 * (a / (b + c + a + d))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Mul,
         ])
-        .threshold(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
+        .threshold_when(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
     metric("Light_Operations", "percent", "TMA", Cpu)
-        .groups(&["Retire", "TmaL2"])
-        .level(2)
-        .parent("Retiring")
+        .in_groups(&["Retire", "TmaL2"])
+        .at_level(2)
+        .child_of("Retiring")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2099,16 +2099,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("e", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
         ])
-        .formula("100 * max(0, a / (b + c + a + d) - e / (b + c + a + d))", &[
+        .computed_as("100 * max(0, a / (b + c + a + d) - e / (b + c + a + d))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
             Mul,
         ])
-        .threshold(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
     metric("FP_Arith", "percent", "TMA", Cpu)
-        .groups(&["HPC"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["HPC"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2122,18 +2122,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("k", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))", &[
+        .computed_as("100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(4), Mul, Event(5), Div, Event(6), Event(7), Add, Event(0), Event(1), Event(2),
             Add, Event(0), Add, Event(3), Add, Div, Event(8), Mul, Div, Add, Event(9), Event(10),
             Add, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(8),
             Mul, Div, Add, Mul,
         ])
-        .threshold(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("X87_Use", "percent", "TMA", Cpu)
-        .groups(&["Compute"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2142,17 +2142,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "UOPS_EXECUTED.X87", "CORE"),
             read("f", "UOPS_EXECUTED.THREAD", "CORE"),
         ])
-        .formula("100 * (a / (b + c + a + d) * e / f)", &[
+        .computed_as("100 * (a / (b + c + a + d) * e / f)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(4), Mul, Event(5), Div, Mul,
         ])
-        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Scalar", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED2.SCALAR", "CORE"),
@@ -2162,17 +2162,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+        .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
             Event(5), Add, Div, Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
@@ -2182,17 +2182,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+        .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
             Event(5), Add, Div, Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector_128b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
-        .parent("FP_Vector")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
+        .child_of("FP_Vector")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
@@ -2203,18 +2203,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
+        .computed_as("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
             Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector_256b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
-        .parent("FP_Vector")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
+        .child_of("FP_Vector")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
@@ -2225,18 +2225,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
+        .computed_as("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
             Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector_512b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
-        .parent("FP_Vector")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
+        .child_of("FP_Vector")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
@@ -2247,18 +2247,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
+        .computed_as("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
             Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul,
         ])
-        .threshold(&["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["FP_Vector_512b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_512b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(60.0), Gt, Min,
         ]),
     metric("Int_Operations", "percent", "TMA", Cpu)
-        .groups(&["Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "INT_VEC_RETIRED.ADD_128", "CORE"),
             read("b", "INT_VEC_RETIRED.VNNI_128", "CORE"),
@@ -2271,17 +2271,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("i", "INT_VEC_RETIRED.MUL_256", "CORE"),
             read("j", "INT_VEC_RETIRED.VNNI_256", "CORE"),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g) + (h + i + j) / (c / (d + e + c + f) * g))", &[
+        .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g) + (h + i + j) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
             Event(5), Add, Div, Event(6), Mul, Div, Event(7), Event(8), Add, Event(9), Add,
             Event(2), Event(3), Event(4), Add, Event(2), Add, Event(5), Add, Div, Event(6), Mul,
             Div, Add, Mul,
         ])
-        .threshold(&["Int_Operations", "Light_Operations"], "min(Int_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Int_Operations", "Light_Operations"], "min(Int_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Int_Vector_128b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "IntVector", "Pipeline"])
-        .level(4)
-        .parent("Int_Operations")
+        .in_groups(&["Compute", "IntVector", "Pipeline"])
+        .at_level(4)
+        .child_of("Int_Operations")
         .reads(&[
             read("a", "INT_VEC_RETIRED.ADD_128", "CORE"),
             read("b", "INT_VEC_RETIRED.VNNI_128", "CORE"),
@@ -2291,17 +2291,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
+        .computed_as("100 * ((a + b) / (c / (d + e + c + f) * g))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Add, Event(2), Add,
             Event(5), Add, Div, Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["Int_Vector_128b", "Int_Operations", "Light_Operations"], "min(min(Int_Vector_128b > 10, Int_Operations > 10), Light_Operations > 60)", &[
+        .threshold_when(&["Int_Vector_128b", "Int_Operations", "Light_Operations"], "min(min(Int_Vector_128b > 10, Int_Operations > 10), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("Int_Vector_256b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "IntVector", "Pipeline"])
-        .level(4)
-        .parent("Int_Operations")
+        .in_groups(&["Compute", "IntVector", "Pipeline"])
+        .at_level(4)
+        .child_of("Int_Operations")
         .reads(&[
             read("a", "INT_VEC_RETIRED.ADD_256", "CORE"),
             read("b", "INT_VEC_RETIRED.MUL_256", "CORE"),
@@ -2312,17 +2312,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
+        .computed_as("100 * ((a + b + c) / (d / (e + f + d + g) * h))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Event(4), Event(5), Add,
             Event(3), Add, Event(6), Add, Div, Event(7), Mul, Div, Mul,
         ])
-        .threshold(&["Int_Vector_256b", "Int_Operations", "Light_Operations"], "min(min(Int_Vector_256b > 10, Int_Operations > 10), Light_Operations > 60)", &[
+        .threshold_when(&["Int_Vector_256b", "Int_Operations", "Light_Operations"], "min(min(Int_Vector_256b > 10, Int_Operations > 10), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("Memory_Operations", "percent", "TMA", Cpu)
-        .groups(&["Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2332,17 +2332,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "MEM_UOP_RETIRED.ANY", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
+        .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
             Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Fused_Instructions", "percent", "TMA", Cpu)
-        .groups(&["Branches", "BvBO", "Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Branches", "BvBO", "Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2352,17 +2352,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INST_RETIRED.MACRO_FUSED", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
+        .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
             Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["Fused_Instructions", "Light_Operations"], "min(Fused_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Fused_Instructions", "Light_Operations"], "min(Fused_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Non_Fused_Branches", "percent", "TMA", Cpu)
-        .groups(&["Branches", "BvBO", "Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Branches", "BvBO", "Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2373,17 +2373,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "INST_RETIRED.MACRO_FUSED", "CORE"),
             read("h", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (f - g) / (a / (b + c + a + d) * h))", &[
+        .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (f - g) / (a / (b + c + a + d) * h))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
             Event(5), Event(6), Sub, Mul, Event(0), Event(1), Event(2), Add, Event(0), Add,
             Event(3), Add, Div, Event(7), Mul, Div, Mul,
         ])
-        .threshold(&["Non_Fused_Branches", "Light_Operations"], "min(Non_Fused_Branches > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Non_Fused_Branches", "Light_Operations"], "min(Non_Fused_Branches > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Other_Light_Ops", "percent", "TMA", Cpu)
-        .groups(&["Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2406,7 +2406,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("s", "INST_RETIRED.MACRO_FUSED", "CORE"),
             read("t", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("100 * max(0, max(0, a / (b + c + a + d) - e / (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k + l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a / (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) * j)))", &[
+        .computed_as("100 * max(0, max(0, a / (b + c + a + d) - e / (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k + l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a / (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) * j)))", &[
             Num(100.0), Num(0.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add,
             Event(3), Add, Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Sub, Max, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
@@ -2428,11 +2428,11 @@ pub static METRICS: &[MetricInfo] = &[
             Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(9), Mul, Div, Add, Sub, Max,
             Mul,
         ])
-        .threshold(&["Other_Light_Ops", "Light_Operations"], "min(Other_Light_Ops > 30, Light_Operations > 60)", &[Event(0), Num(30.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Other_Light_Ops", "Light_Operations"], "min(Other_Light_Ops > 30, Light_Operations > 60)", &[Event(0), Num(30.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Nop_Instructions", "percent", "TMA", Cpu)
-        .groups(&["BvBO", "Pipeline"])
-        .level(4)
-        .parent("Other_Light_Ops")
+        .in_groups(&["BvBO", "Pipeline"])
+        .at_level(4)
+        .child_of("Other_Light_Ops")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2442,19 +2442,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INST_RETIRED.NOP", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
+        .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
             Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["Nop_Instructions", "Other_Light_Ops", "Light_Operations"], "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
+        .threshold_when(&["Nop_Instructions", "Other_Light_Ops", "Light_Operations"], "min(min(Nop_Instructions > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("Shuffles_256b", "percent", "TMA", Cpu)
-        .groups(&["HPC", "Pipeline"])
-        .level(4)
-        .parent("Other_Light_Ops")
+        .in_groups(&["HPC", "Pipeline"])
+        .at_level(4)
+        .child_of("Other_Light_Ops")
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2464,19 +2464,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INT_VEC_RETIRED.SHUFFLES", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
+        .computed_as("100 * (max(0, a / (b + c + a + d) - e / (b + c + a + d)) * f / (a / (b + c + a + d) * g))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add,
             Div, Event(4), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Sub, Max,
             Event(5), Mul, Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div,
             Event(6), Mul, Div, Mul,
         ])
-        .threshold(&["Shuffles_256b", "Other_Light_Ops", "Light_Operations"], "min(min(Shuffles_256b > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
+        .threshold_when(&["Shuffles_256b", "Other_Light_Ops", "Light_Operations"], "min(min(Shuffles_256b > 10, Other_Light_Ops > 30), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(30.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("Heavy_Operations", "percent", "TMA", Cpu)
-        .groups(&["Retire", "TmaL2"])
-        .level(2)
-        .parent("Retiring")
+        .in_groups(&["Retire", "TmaL2"])
+        .at_level(2)
+        .child_of("Retiring")
         .reads(&[
             read("a", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2484,13 +2484,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("e", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
         ])
-        .formula("100 * (a / (b + c + d + e))", &[
+        .computed_as("100 * (a / (b + c + d + e))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div, Mul,
         ])
-        .threshold(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
     metric("Few_Uops_Instructions", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Heavy_Operations")
+        .at_level(3)
+        .child_of("Heavy_Operations")
         .reads(&[
             read("a", "PERF_METRICS.HEAVY_OPERATIONS", "CORE").via(MetricRead::SlotsShare(4)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2500,82 +2500,82 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "UOPS_RETIRED.MS", "CORE"),
             read("g", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * max(0, a / (b + c + d + e) - f / g)", &[
+        .computed_as("100 * max(0, a / (b + c + d + e) - f / g)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add,
             Div, Event(5), Event(6), Div, Sub, Max, Mul,
         ])
-        .threshold(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
+        .threshold_when(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Microcode_Sequencer", "percent", "TMA", Cpu)
-        .groups(&["MicroSeq"])
-        .level(3)
-        .parent("Heavy_Operations")
+        .in_groups(&["MicroSeq"])
+        .at_level(3)
+        .child_of("Heavy_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.MS", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Assists", "percent", "TMA", Cpu)
-        .groups(&["BvIO"])
-        .level(4)
-        .parent("Microcode_Sequencer")
+        .in_groups(&["BvIO"])
+        .at_level(4)
+        .child_of("Microcode_Sequencer")
         .reads(&[
             read("a", "ASSISTS.ANY", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * ((99 * 3 + 63 + 30) / 5 * a / b)", &[
+        .computed_as("100 * ((99 * 3 + 63 + 30) / 5 * a / b)", &[
             Num(100.0), Num(99.0), Num(3.0), Mul, Num(63.0), Add, Num(30.0), Add, Num(5.0), Div,
             Event(0), Mul, Event(1), Div, Mul,
         ])
-        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+        .threshold_when(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
         ]),
     metric("Page_Faults", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Assists")
+        .at_level(5)
+        .child_of("Assists")
         .reads(&[
             read("a", "ASSISTS.PAGE_FAULT", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (99 * a / b)", &[Num(100.0), Num(99.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Page_Faults"], "Page_Faults > 5", &[Event(0), Num(5.0), Gt]),
+        .computed_as("100 * (99 * a / b)", &[Num(100.0), Num(99.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Page_Faults"], "Page_Faults > 5", &[Event(0), Num(5.0), Gt]),
     metric("FP_Assists", "percent", "TMA", Cpu)
-        .groups(&["HPC"])
-        .level(5)
-        .parent("Assists")
+        .in_groups(&["HPC"])
+        .at_level(5)
+        .child_of("Assists")
         .reads(&[
             read("a", "ASSISTS.FP", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (30 * a / b)", &[Num(100.0), Num(30.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
+        .computed_as("100 * (30 * a / b)", &[Num(100.0), Num(30.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
     metric("AVX_Assists", "percent", "TMA", Cpu)
-        .groups(&["HPC"])
-        .level(5)
-        .parent("Assists")
+        .in_groups(&["HPC"])
+        .at_level(5)
+        .child_of("Assists")
         .reads(&[
             read("a", "ASSISTS.SSE_AVX_MIX", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("100 * (63 * a / b)", &[Num(100.0), Num(63.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["AVX_Assists"], "AVX_Assists > 10", &[Event(0), Num(10.0), Gt]),
+        .computed_as("100 * (63 * a / b)", &[Num(100.0), Num(63.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["AVX_Assists"], "AVX_Assists > 10", &[Event(0), Num(10.0), Gt]),
     metric("CISC", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Microcode_Sequencer")
+        .at_level(4)
+        .child_of("Microcode_Sequencer")
         .reads(&[
             read("a", "UOPS_RETIRED.MS", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("c", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * max(0, a / b - (99 * 3 + 63 + 30) / 5 * c / b)", &[
+        .computed_as("100 * max(0, a / b - (99 * 3 + 63 + 30) / 5 * c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Num(99.0), Num(3.0), Mul, Num(63.0),
             Add, Num(30.0), Add, Num(5.0), Div, Event(2), Mul, Event(1), Div, Sub, Max, Mul,
         ])
-        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+        .threshold_when(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
         ]),
     metric("Info_Botlnk_L0_Core_Bound_Likely", "", "TMA", Cpu)
-        .groups(&["Cor", "SMT"])
+        .in_groups(&["Cor", "SMT"])
         .reads(&[
             read("a", "PERF_METRICS.BACKEND_BOUND", "CORE").via(MetricRead::SlotsShare(3)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2594,7 +2594,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("p", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
         ])
-        .formula("100 * (1 - max(0, a / (b + c + d + a) - e / (b + c + d + a)) / (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) if max(0, a / (b + c + d + a) - e / (b + c + d + a)) < (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) else 1) if (1 - o / p if HYPERTHREADING_ON else 0) > 0.5 else 0", &[
+        .computed_as("100 * (1 - max(0, a / (b + c + d + a) - e / (b + c + d + a)) / (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) if max(0, a / (b + c + d + a) - e / (b + c + d + a)) < (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) else 1) if (1 - o / p if HYPERTHREADING_ON else 0) > 0.5 else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(14), Event(15), Div, Sub, Num(0.0),
             Select, Num(0.5), Gt, Num(100.0), Num(0.0), Event(0), Event(1), Event(2), Add,
             Event(3), Add, Event(0), Add, Div, Event(4), Event(1), Event(2), Add, Event(3), Add,
@@ -2612,16 +2612,16 @@ pub static METRICS: &[MetricInfo] = &[
             Event(3), Event(1), Event(2), Add, Event(3), Add, Event(0), Add, Div, Event(12), Mul,
             Add, Event(8), Div, Select, Div, Sub, Num(1.0), Select, Mul, Num(0.0), Select,
         ])
-        .threshold(&["Info_Botlnk_L0_Core_Bound_Likely"], "Info_Botlnk_L0_Core_Bound_Likely > 0.5", &[Event(0), Num(0.5), Gt]),
+        .threshold_when(&["Info_Botlnk_L0_Core_Bound_Likely"], "Info_Botlnk_L0_Core_Bound_Likely > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Thread_IPC", "", "TMA", Cpu)
-        .groups(&["Ret", "Summary"])
+        .in_groups(&["Ret", "Summary"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Thread_UopPI", "", "TMA", Cpu)
-        .groups(&["Pipeline", "Ret", "Retire"])
+        .in_groups(&["Pipeline", "Ret", "Retire"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2630,13 +2630,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[
+        .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
             Event(5), Div,
         ])
-        .threshold(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
+        .threshold_when(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "FetchBW"])
+        .in_groups(&["Branches", "Fed", "FetchBW"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2645,49 +2645,49 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[
+        .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
             Event(5), Div,
         ])
-        .threshold(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 6 * 1.5", &[Event(0), Num(6.0), Num(1.5), Mul, Lt]),
+        .threshold_when(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 6 * 1.5", &[Event(0), Num(6.0), Num(1.5), Mul, Lt]),
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
-        .groups(&["Pipeline", "Mem"])
+        .in_groups(&["Pipeline", "Mem"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
+        .computed_as("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
     metric("Info_Thread_CLKS", "", "TMA", Cpu)
-        .groups(&["Pipeline"])
+        .in_groups(&["Pipeline"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Thread_SLOTS", "", "TMA", Cpu)
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
-        .groups(&["Cor", "Pipeline"])
+        .in_groups(&["Cor", "Pipeline"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CoreIPC", "", "TMA", Cpu)
-        .groups(&["Ret", "SMT", "TmaL1"])
+        .in_groups(&["Ret", "SMT", "TmaL1"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / (b if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / (b if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Event(2), Select, Div,
         ]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
-        .groups(&["Ret", "Flops"])
+        .in_groups(&["Ret", "Flops"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED2.SCALAR_HALF", "CORE"),
@@ -2702,14 +2702,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("l", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f + g) + 16 * (h + i) + 32 * j) / (k if HYPERTHREADING_ON else l)", &[
+        .computed_as("(1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f + g) + 16 * (h + i) + 32 * j) / (k if HYPERTHREADING_ON else l)", &[
             Num(1.0), Event(0), Event(1), Add, Mul, Num(2.0), Event(2), Event(3), Add, Mul, Add,
             Num(4.0), Event(4), Mul, Add, Num(8.0), Event(5), Event(6), Add, Mul, Add, Num(16.0),
             Event(7), Event(8), Add, Mul, Add, Num(32.0), Event(9), Mul, Add,
             Const(Constant::HyperthreadingOn), Event(10), Event(11), Select, Div,
         ]),
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
-        .groups(&["Cor", "Flops", "HPC"])
+        .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
             read("a", "FP_ARITH_DISPATCHED.PORT_0", "CORE"),
             read("b", "FP_ARITH_DISPATCHED.PORT_1", "CORE"),
@@ -2717,82 +2717,82 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[
+        .computed_as("(a + b + c) / (2 * (d if HYPERTHREADING_ON else e))", &[
             Event(0), Event(1), Add, Event(2), Add, Num(2.0), Const(Constant::HyperthreadingOn),
             Event(3), Event(4), Select, Mul, Div,
         ]),
     metric("Info_Core_ILP", "", "TMA", Cpu)
-        .groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
+        .in_groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_EPC", "", "TMA", Cpu)
-        .groups(&["Power"])
+        .in_groups(&["Power"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CORE_CLKS", "", "TMA", Cpu)
-        .groups(&["SMT"])
+        .in_groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a if HYPERTHREADING_ON else b", &[
+        .computed_as("a if HYPERTHREADING_ON else b", &[
             Const(Constant::HyperthreadingOn), Event(0), Event(1), Select,
         ]),
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
-        .groups(&["InsType"])
+        .in_groups(&["InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
     metric("Info_Inst_Mix_IpStore", "", "TMA", Cpu)
-        .groups(&["InsType"])
+        .in_groups(&["InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpBranch", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "InsType"])
+        .in_groups(&["Branches", "Fed", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpCall", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "PGO"])
+        .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Inst_Mix_IpTB", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
+        .in_groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 6 * 2 + 1", &[Event(0), Num(6.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 6 * 2 + 1", &[Event(0), Num(6.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
     metric("Info_Inst_Mix_BpTkBranch", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "PGO"])
+        .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpFLOP", "", "TMA", Cpu)
-        .groups(&["Flops", "InsType"])
+        .in_groups(&["Flops", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
@@ -2806,14 +2806,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
             read("k", "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", "CORE"),
         ])
-        .formula("a / (1 * (b + c) + 2 * (d + e) + 4 * f + 8 * (g + h) + 16 * (i + j) + 32 * k)", &[
+        .computed_as("a / (1 * (b + c) + 2 * (d + e) + 4 * f + 8 * (g + h) + 16 * (i + j) + 32 * k)", &[
             Event(0), Num(1.0), Event(1), Event(2), Add, Mul, Num(2.0), Event(3), Event(4), Add,
             Mul, Add, Num(4.0), Event(5), Mul, Add, Num(8.0), Event(6), Event(7), Add, Mul, Add,
             Num(16.0), Event(8), Event(9), Add, Mul, Add, Num(32.0), Event(10), Mul, Add, Div,
         ])
-        .threshold(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
+        .threshold_when(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
-        .groups(&["Flops", "InsType"])
+        .in_groups(&["Flops", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
@@ -2821,94 +2821,94 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED2.VECTOR", "CORE"),
         ])
-        .formula("a / (b + c + (d + e))", &[
+        .computed_as("a / (b + c + (d + e))", &[
             Event(0), Event(1), Event(2), Add, Event(3), Event(4), Add, Add, Div,
         ])
-        .threshold(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
+        .threshold_when(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_HP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED2.SCALAR", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_HP"], "Info_Inst_Mix_IpArith_Scalar_HP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_HP"], "Info_Inst_Mix_IpArith_Scalar_HP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_DP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX128", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
             read("d", "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF", "CORE"),
         ])
-        .formula("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX256", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
             read("d", "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF", "CORE"),
         ])
-        .formula("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX512", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
             read("d", "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", "CORE"),
         ])
-        .formula("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c + d)", &[Event(0), Event(1), Event(2), Add, Event(3), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_VectorMixPKI", "", "TMA", Cpu)
         .reads(&[
             read("a", "ASSISTS.SSE_AVX_MIX", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div])
-        .threshold(&["Info_Inst_Mix_VectorMixPKI"], "Info_Inst_Mix_VectorMixPKI > 0.05", &[Event(0), Num(0.05), Gt]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_VectorMixPKI"], "Info_Inst_Mix_VectorMixPKI > 0.05", &[Event(0), Num(0.05), Gt]),
     metric("Info_Inst_Mix_IpPause", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.PAUSE_INST", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpSWPF", "", "TMA", Cpu)
-        .groups(&["Prefetches"])
+        .in_groups(&["Prefetches"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "SW_PREFETCH_ACCESS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
     metric("Info_Inst_Mix_Instructions", "", "TMA", Cpu)
-        .groups(&["Summary", "TmaL1"])
+        .in_groups(&["Summary", "TmaL1"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Pipeline_Retire", "", "TMA", Cpu)
-        .groups(&["Pipeline", "Ret"])
+        .in_groups(&["Pipeline", "Ret"])
         .reads(&[
             read("a", "PERF_METRICS.RETIRING", "CORE").via(MetricRead::SlotsShare(0)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -2917,128 +2917,128 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
             read("f", "UOPS_RETIRED.SLOTS", "CORE").cmask(1),
         ])
-        .formula("a / (b + c + a + d) * e / f", &[
+        .computed_as("a / (b + c + a + d) * e / f", &[
             Event(0), Event(1), Event(2), Add, Event(0), Add, Event(3), Add, Div, Event(4), Mul,
             Event(5), Div,
         ]),
     metric("Info_Pipeline_Strings_Cycles", "", "TMA", Cpu)
-        .groups(&["MicroSeq", "Pipeline", "Ret"])
+        .in_groups(&["MicroSeq", "Pipeline", "Ret"])
         .reads(&[
             read("a", "INST_RETIRED.REP_ITERATION", "CORE"),
             read("b", "UOPS_RETIRED.SLOTS", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Pipeline_Strings_Cycles"], "Info_Pipeline_Strings_Cycles > 0.1", &[Event(0), Num(0.1), Gt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Pipeline_Strings_Cycles"], "Info_Pipeline_Strings_Cycles > 0.1", &[Event(0), Num(0.1), Gt]),
     metric("Info_Pipeline_IpAssist", "", "TMA", Cpu)
-        .groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
+        .in_groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "ASSISTS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
     metric("Info_Pipeline_Execute", "", "TMA", Cpu)
-        .groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
+        .in_groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div,
         ]),
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "IDQ.DSB_CYCLES_ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Fetch_MITE", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.MITE_UOPS", "CORE"),
             read("b", "IDQ.MITE_CYCLES_ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_Fetch_UpC", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "UOPS_ISSUED.ANY", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
-        .groups(&["DSB", "Fed", "FetchBW"])
+        .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "IDQ.MITE_UOPS", "CORE"),
             read("c", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
-        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 6 > 0.35)", &[
+        .computed_as("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
+        .threshold_when(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 6 > 0.35)", &[
             Event(0), Num(0.7), Lt, Event(1), Num(6.0), Div, Num(0.35), Gt, Min,
         ]),
     metric("Info_Frontend_Unknown_Branch_Cost", "", "TMA", Cpu)
-        .groups(&["Fed"])
+        .in_groups(&["Fed"])
         .reads(&[
             read("a", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE"),
             read("b", "INT_MISC.UNKNOWN_BRANCH_CYCLES", "CORE").cmask(1).edge_detect(),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_DSB_Switch_Cost", "", "TMA", Cpu)
-        .groups(&["DSBmiss"])
+        .in_groups(&["DSBmiss"])
         .reads(&[
             read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
             read("b", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE").cmask(1).edge_detect(),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
-        .groups(&["Branches", "FetchBW"])
+        .in_groups(&["Branches", "FetchBW"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_ICache_Miss_Latency", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchLat", "IcMiss"])
+        .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
             read("a", "ICACHE_DATA.STALLS", "CORE"),
             read("b", "ICACHE_DATA.STALLS", "CORE").cmask(1).edge_detect(),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_IpDSB_Miss_Ret", "", "TMA", Cpu)
-        .groups(&["DSBmiss", "Fed"])
+        .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FRONTEND_RETIRED.ANY_DSB_MISS", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
     metric("Info_Frontend_IpUnknown_Branch", "", "TMA", Cpu)
-        .groups(&["Fed"])
+        .in_groups(&["Fed"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code", "", "TMA", Cpu)
-        .groups(&["IcMiss"])
+        .in_groups(&["IcMiss"])
         .reads(&[
             read("a", "FRONTEND_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code_All", "", "TMA", Cpu)
-        .groups(&["IcMiss"])
+        .in_groups(&["IcMiss"])
         .reads(&[
             read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Botlnk_L2_DSB_Misses", "", "TMA", Cpu)
-        .groups(&["DSBmiss", "Fed"])
+        .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
             read("a", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -3065,7 +3065,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("w", "IDQ.MS_CYCLES_ANY", "CORE"),
             read("x", "UOPS_RETIRED.MS", "CORE").cmask(1),
         ])
-        .formula("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (j / i + k / i + (l / i + m / i) + 3 * n / (o / p) / i + q / i + h / i) + max(0, b / (b + c + d + e) - f / g - (a / (b + c + d + e) - f / g)) * ((r - s) / (t if HYPERTHREADING_ON else i) / 2) / ((r - s) / (t if HYPERTHREADING_ON else i) / 2 + (u - v) / (t if HYPERTHREADING_ON else i) / 2 + max(w, x / (o / p)) / (t if HYPERTHREADING_ON else i) / 2.4))", &[
+        .computed_as("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (j / i + k / i + (l / i + m / i) + 3 * n / (o / p) / i + q / i + h / i) + max(0, b / (b + c + d + e) - f / g - (a / (b + c + d + e) - f / g)) * ((r - s) / (t if HYPERTHREADING_ON else i) / 2) / ((r - s) / (t if HYPERTHREADING_ON else i) / 2 + (u - v) / (t if HYPERTHREADING_ON else i) / 2 + max(w, x / (o / p)) / (t if HYPERTHREADING_ON else i) / 2.4))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Event(5), Event(6), Div, Sub, Event(7), Event(8), Div, Mul, Event(9), Event(8), Div,
             Event(10), Event(8), Div, Add, Event(11), Event(8), Div, Event(12), Event(8), Div, Add,
@@ -3082,9 +3082,9 @@ pub static METRICS: &[MetricInfo] = &[
             Const(Constant::HyperthreadingOn), Event(19), Event(8), Select, Div, Num(2.4), Div,
             Add, Div, Add, Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
-        .groups(&["DSB", "Fed", "FetchBW"])
+        .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
             read("a", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
             read("b", "PERF_METRICS.BAD_SPECULATION", "CORE").via(MetricRead::SlotsShare(1)),
@@ -3104,7 +3104,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("p", "UOPS_RETIRED.SLOTS", "CORE"),
             read("q", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)) / (g / (a + b + c + d) - e / f + max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + max(n, o / (p / q)) / (j if HYPERTHREADING_ON else k) / 2.4)))", &[
+        .computed_as("100 * ((a / (a + b + c + d) - e / f) * (max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)) / (g / (a + b + c + d) - e / f + max(0, a / (a + b + c + d) - e / f - (g / (a + b + c + d) - e / f)))) * ((h - i) / (j if HYPERTHREADING_ON else k) / 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else k) / 2 + max(n, o / (p / q)) / (j if HYPERTHREADING_ON else k) / 2.4)))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
             Event(4), Event(5), Div, Sub, Num(0.0), Event(0), Event(0), Event(1), Add, Event(2),
             Add, Event(3), Add, Div, Event(4), Event(5), Div, Sub, Event(6), Event(0), Event(1),
@@ -3121,9 +3121,9 @@ pub static METRICS: &[MetricInfo] = &[
             Max, Const(Constant::HyperthreadingOn), Event(9), Event(10), Select, Div, Num(2.4),
             Div, Add, Div, Mul, Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchLat", "IcMiss"])
+        .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
             read("a", "PERF_METRICS.FETCH_LATENCY", "CORE").via(MetricRead::SlotsShare(6)),
             read("b", "PERF_METRICS.FRONTEND_BOUND", "CORE").via(MetricRead::SlotsShare(2)),
@@ -3143,56 +3143,56 @@ pub static METRICS: &[MetricInfo] = &[
             read("p", "DECODE.LCP", "CORE"),
             read("q", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (h / i + j / i + (k / i + l / i) + 3 * m / (n / o) / i + p / i + q / i))", &[
+        .computed_as("100 * ((a / (b + c + d + e) - f / g) * (h / i) / (h / i + j / i + (k / i + l / i) + 3 * m / (n / o) / i + p / i + q / i))", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Event(3), Add, Event(4), Add, Div,
             Event(5), Event(6), Div, Sub, Event(7), Event(8), Div, Mul, Event(7), Event(8), Div,
             Event(9), Event(8), Div, Add, Event(10), Event(8), Div, Event(11), Event(8), Div, Add,
             Add, Num(3.0), Event(12), Mul, Event(13), Event(14), Div, Div, Event(8), Div, Add,
             Event(15), Event(8), Div, Add, Event(16), Event(8), Div, Add, Div, Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
-        .groups(&["Bad", "BadSpec", "BrMispredicts"])
+        .in_groups(&["Bad", "BadSpec", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Cond_Ntaken", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.COND_NTAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Cond_Ntaken"], "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Cond_Ntaken"], "Info_Bad_Spec_IpMisp_Cond_Ntaken < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Cond_Taken", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Cond_Taken"], "Info_Bad_Spec_IpMisp_Cond_Taken < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Cond_Taken"], "Info_Bad_Spec_IpMisp_Cond_Taken < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Ret", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.RET", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Ret"], "Info_Bad_Spec_IpMisp_Ret < 500", &[Event(0), Num(500.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Ret"], "Info_Bad_Spec_IpMisp_Ret < 500", &[Event(0), Num(500.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Indirect", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.INDIRECT", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
     metric("Info_Bad_Spec_Branch_Misprediction_Cost", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "UOPS_RETIRED.MS", "CORE"),
             read("b", "TOPDOWN.SLOTS", "CORE").via(MetricRead::Slots),
@@ -3217,7 +3217,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("u", "DECODE.LCP", "CORE"),
             read("v", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)) * b / 6 / h / 100", &[
+        .computed_as("100 * (1 - 10 * (a / b) * max(c / (d + e + f + g) * (1 - h / (i - j)), 0.0001) / (c / (d + e + f + g))) * (c / (d + e + f + g) + (k / (d + e + f + g) - l / b) * (c / (d + e + f + g) / max(1 - (d / (d + e + f + g) - l / b + g / (d + e + f + g) + f / (d + e + f + g)), 0) * m / n) / (o / n + p / n + (m / n + q / n) + 3 * r / (s / t) / n + u / n + v / n)) * b / 6 / h / 100", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Mul, Event(2), Event(3),
             Event(4), Add, Event(5), Add, Event(6), Add, Div, Num(1.0), Event(7), Event(8),
             Event(9), Sub, Div, Sub, Mul, Num(0.0001), Max, Mul, Event(2), Event(3), Event(4), Add,
@@ -3235,48 +3235,48 @@ pub static METRICS: &[MetricInfo] = &[
             Event(7), Div, Num(100.0), Div,
         ]),
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
-        .groups(&["BrMispredicts"])
+        .in_groups(&["BrMispredicts"])
         .reads(&[
             read("a", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("c", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Branches_Cond_NT", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches", "CodeGen", "PGO"])
+        .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.COND_NTAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_Cond_TK", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches", "CodeGen", "PGO"])
+        .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_CallRet", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches"])
+        .in_groups(&["Bad", "Branches"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
             read("c", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
+        .computed_as("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("Info_Branches_Jump", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches"])
+        .in_groups(&["Bad", "Branches"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.COND_TAKEN", "CORE"),
             read("c", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("d", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a - b - 2 * c) / d", &[
+        .computed_as("(a - b - 2 * c) / d", &[
             Event(0), Event(1), Sub, Num(2.0), Event(2), Mul, Sub, Event(3), Div,
         ]),
     metric("Info_Branches_Other_Branches", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches"])
+        .in_groups(&["Bad", "Branches"])
         .reads(&[
             read("a", "BR_INST_RETIRED.COND_NTAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
@@ -3285,134 +3285,134 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
             read("f", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[
+        .computed_as("1 - (a / b + c / b + (d + e) / b + (f - c - 2 * d) / b)", &[
             Num(1.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Add, Event(3), Event(4),
             Add, Event(1), Div, Add, Event(5), Event(2), Sub, Num(2.0), Event(3), Mul, Sub,
             Event(1), Div, Add, Sub,
         ]),
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBound", "MemoryLat"])
+        .in_groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_COMPLETED.L1_MISS_ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_MLP", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBound", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBound", "MemoryBW"])
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "L1D_PEND_MISS.PENDING_CYCLES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_L1MPKI", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "Backend", "CacheHits"])
+        .in_groups(&["Mem", "Backend", "CacheHits"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L3MPKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L3_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_FB_HPKI", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1MPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.ALL_DEMAND_DATA_RD", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_All", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem", "Offcore"])
+        .in_groups(&["CacheHits", "Mem", "Offcore"])
         .reads(&[
             read("a", "L2_RQSTS.MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.DEMAND_DATA_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_RFO", "", "TMA", Cpu)
-        .groups(&["CacheMisses", "Offcore"])
+        .in_groups(&["CacheMisses", "Offcore"])
         .reads(&[
             read("a", "L2_RQSTS.RFO_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2HPKI_All", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.REFERENCES", "CORE"),
             read("b", "L2_RQSTS.MISS", "CORE"),
             read("c", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
+        .computed_as("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
     metric("Info_Memory_L2HPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.DEMAND_DATA_RD_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1D_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW", "Offcore"])
+        .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "ITLB_MISSES.WALK_PENDING", "CORE"),
             read("b", "DTLB_LOAD_MISSES.WALK_PENDING", "CORE"),
@@ -3420,156 +3420,156 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.DISTRIBUTED", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c) / (4 * (d if HYPERTHREADING_ON else e))", &[
+        .computed_as("(a + b + c) / (4 * (d if HYPERTHREADING_ON else e))", &[
             Event(0), Event(1), Add, Event(2), Add, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(3), Event(4), Select, Mul, Div,
         ])
-        .threshold(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
+        .threshold_when(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Fed", "MemoryTLB"])
+        .in_groups(&["Fed", "MemoryTLB"])
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Load_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Store_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW", "Offcore"])
+        .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
-        .groups(&["L2Evicts", "Mem", "Server"])
+        .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
             read("a", "L2_LINES_OUT.SILENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L2_Evictions_NonSilent_PKI", "", "TMA", Cpu)
-        .groups(&["L2Evicts", "Mem", "Server"])
+        .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
             read("a", "L2_LINES_OUT.NON_SILENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Prefetches_Useless_HWPF", "", "TMA", Cpu)
-        .groups(&["Prefetches"])
+        .in_groups(&["Prefetches"])
         .reads(&[
             read("a", "L2_LINES_OUT.USELESS_HWPF", "CORE"),
             read("b", "L2_LINES_OUT.SILENT", "CORE"),
             read("c", "L2_LINES_OUT.NON_SILENT", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Memory_Prefetches_Useless_HWPF"], "Info_Memory_Prefetches_Useless_HWPF > 0.15", &[Event(0), Num(0.15), Gt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Memory_Prefetches_Useless_HWPF"], "Info_Memory_Prefetches_Useless_HWPF > 0.15", &[Event(0), Num(0.15), Gt]),
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
-        .groups(&["LockCont", "Memory_Lat", "Offcore"])
+        .in_groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L3_Miss_Latency", "", "TMA", Cpu)
-        .groups(&["Memory_Lat", "Offcore"])
+        .in_groups(&["Memory_Lat", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_MLP", "", "TMA", Cpu)
-        .groups(&["Memory_BW", "Offcore"])
+        .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Data_L2_MLP", "", "TMA", Cpu)
-        .groups(&["Memory_BW", "Offcore"])
+        .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Mix_Offcore_Read_Any_PKI", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Offcore", "Server"])
+        .in_groups(&["CacheHits", "Offcore", "Server"])
         .reads(&[
             read("a", "OCR.READS_TO_CORE.ANY_RESPONSE", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_Offcore_Read_L3M_PKI", "", "TMA", Cpu)
-        .groups(&["Offcore", "Server"])
+        .in_groups(&["Offcore", "Server"])
         .reads(&[
             read("a", "OCR.READS_TO_CORE.L3_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_Offcore_MWrite_Any_PKI", "", "TMA", Cpu)
-        .groups(&["Offcore", "Server"])
+        .in_groups(&["Offcore", "Server"])
         .reads(&[
             read("a", "OCR.MODIFIED_WRITE.ANY_RESPONSE", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_UC_Load_PKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "MEM_LOAD_MISC_RETIRED.UC", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Mix_Bus_Lock_PKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "SQ_MISC.BUS_LOCK", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
-        .groups(&["Cor", "Flops", "HPC"])
+        .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED2.SCALAR_HALF", "CORE"),
@@ -3582,104 +3582,104 @@ pub static METRICS: &[MetricInfo] = &[
             read("i", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
             read("j", "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF", "CORE"),
         ])
-        .formula("(1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f + g) + 16 * (h + i) + 32 * j) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("(1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f + g) + 16 * (h + i) + 32 * j) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(1.0), Event(0), Event(1), Add, Mul, Num(2.0), Event(2), Event(3), Add, Mul, Add,
             Num(4.0), Event(4), Mul, Add, Num(8.0), Event(5), Event(6), Add, Mul, Add, Num(16.0),
             Event(7), Event(8), Add, Mul, Add, Num(32.0), Event(9), Mul, Add, Num(1000000000.0),
             Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_C0_Wait", "", "TMA", Cpu)
-        .groups(&["C0Wait"])
+        .in_groups(&["C0Wait"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.C0_WAIT", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_System_C0_Wait"], "Info_System_C0_Wait > 0.05", &[Event(0), Num(0.05), Gt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_System_C0_Wait"], "Info_System_C0_Wait > 0.05", &[Event(0), Num(0.05), Gt]),
     metric("Info_System_DRAM_BW_Use", "GB/sec", "TMA", Socket)
-        .groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
+        .in_groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_IO_Read_BW", "GB/sec", "TMA", Socket)
-        .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
+        .in_groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("a * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Num(64.0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_IO_Write_BW", "GB/sec", "TMA", Socket)
-        .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
+        .in_groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("(a + b) * 64 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_UPI_Data_Transmit_BW", "MB/sec", "TMA", Socket)
-        .groups(&["SoC", "Server"])
+        .in_groups(&["SoC", "Server"])
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * 64 / 9 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 9 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(9.0), Div, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
     metric("Info_System_Time", "", "TMA", Socket)
-        .groups(&["Summary"])
-        .formula("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
-        .threshold(&["Info_System_Time"], "Info_System_Time < 1", &[Event(0), Num(1.0), Lt]),
+        .in_groups(&["Summary"])
+        .computed_as("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
+        .threshold_when(&["Info_System_Time"], "Info_System_Time < 1", &[Event(0), Num(1.0), Lt]),
     metric("Info_System_MUX", "", "TMA", Cpu)
-        .groups(&["Summary"])
+        .in_groups(&["Summary"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
-        .groups(&["SMT"])
+        .in_groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.REF_DISTRIBUTED", "CORE"),
         ])
-        .formula("1 - a / b if HYPERTHREADING_ON else 0", &[
+        .computed_as("1 - a / b if HYPERTHREADING_ON else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Div, Sub, Num(0.0),
             Select,
         ]),
     metric("Info_Memory_SoC_R2C_Offcore_BW", "GB/sec", "TMA", Cpu)
-        .groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
+        .in_groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
             read("a", "OCR.READS_TO_CORE.ANY_RESPONSE", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_SoC_R2C_L3M_BW", "GB/sec", "TMA", Cpu)
-        .groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
+        .in_groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
             read("a", "OCR.READS_TO_CORE.L3_MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_SoC_R2C_DRAM_BW", "GB/sec", "TMA", Cpu)
-        .groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
+        .in_groups(&["HPC", "Mem", "MemoryBW", "Server", "Offcore"])
         .reads(&[
             read("a", "OCR.READS_TO_CORE.DRAM", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),

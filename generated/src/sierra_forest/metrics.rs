@@ -12,17 +12,17 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Cpu)
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div,
             Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -31,13 +31,13 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("numa_reads_addressed_to_local_dram", "percent", "NUMA", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_LOCAL", "CHA"),
@@ -45,7 +45,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (a + b) / (a + b + c + d)", &[
+        .computed_as("100 * (a + b) / (a + b + c + d)", &[
             Num(100.0), Event(0), Event(1), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div,
         ]),
@@ -56,7 +56,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_REMOTE", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_REMOTE", "CHA"),
         ])
-        .formula("100 * (c + d) / (a + b + c + d)", &[
+        .computed_as("100 * (c + d) / (a + b + c + d)", &[
             Num(100.0), Event(2), Event(3), Add, Mul, Event(0), Event(1), Add, Event(2), Add,
             Event(3), Add, Div,
         ]),
@@ -65,7 +65,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_CAS_COUNT_SCH0.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.RD", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -74,7 +74,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("b", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -85,7 +85,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_M_CAS_COUNT_SCH0.WR", "IMC"),
             read("d", "UNC_M_CAS_COUNT_SCH1.WR", "IMC"),
         ])
-        .formula("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b + c + d) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(64.0), Mul, Num(1000000.0),
             Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -93,7 +93,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -102,37 +102,37 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_retired_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "ICACHE.MISSES", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("llc_data_read_mpi_demand_plus_prefetch", "per instruction", "MPI, D-side", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", "CHA"),
@@ -140,21 +140,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", "CHA"),
             read("d", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
+        .computed_as("(a + b + c) / d", &[Event(0), Event(1), Add, Event(2), Add, Event(3), Div]),
     metric("llc_code_read_mpi_demand_plus_prefetch", "per instruction", "MPI, I-side", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", "CHA"),
             read("d", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("(a + b) / d", &[Event(0), Event(1), Add, Event(2), Div]),
+        .computed_as("(a + b) / d", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("llc_demand_data_read_miss_latency", "ns", "Latency", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", "CHA"),
             read("c", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
+        .computed_as("1000000000 * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS", &[
             Num(1000000000.0), Event(0), Event(1), Div, Mul, Event(2),
             Const(Constant::ChasPerSocket), Const(Constant::SocketCount), Mul, Div, Div,
             Const(Constant::DurationSeconds), Mul,
@@ -164,36 +164,36 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_2nd_level_large_page_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_2mb_large_page_load_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2nd_level_store_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("io_bandwidth_read", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write", "MB/sec", "BW, IO", Socket)
@@ -201,7 +201,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -210,7 +210,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", "CHA"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("io_partial_write_l3_miss", "percent", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", "CHA"),
@@ -218,7 +218,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_CHA_TOR_INSERTS.IO_RFO", "CHA"),
             read("d", "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", "CHA"),
         ])
-        .formula("100 * ((b + d) / (a + c))", &[
+        .computed_as("100 * ((b + d) / (a + c))", &[
             Num(100.0), Event(1), Event(3), Add, Event(0), Event(2), Add, Div, Mul,
         ]),
     metric("io_full_write_l3_miss", "percent", "IO", Socket)
@@ -226,19 +226,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
         ])
-        .formula("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
+        .computed_as("100 * (b / a)", &[Num(100.0), Event(1), Event(0), Div, Mul]),
     metric("io_bandwidth_read_local", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_read_remote", "MB/sec", "BW, IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write_local", "MB/sec", "BW, IO", Socket)
@@ -246,7 +246,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -255,7 +255,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -263,54 +263,54 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", "IIO"),
         ])
-        .formula("a / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::DurationSeconds), Div]),
+        .computed_as("a / DURATIONTIMEINSECONDS", &[Event(0), Const(Constant::DurationSeconds), Div]),
     metric("llc_miss_local_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("iio_bandwidth_read", "MB/sec", "IO, BW", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("iio_bandwidth_write", "MB/sec", "IO, BW", Socket)
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", "IIO"),
         ])
-        .formula("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(4.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_read_l3_miss", "MB/sec", "IO", Socket)
         .reads(&[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("io_bandwidth_write_l3_miss", "MB/sec", "IO", Socket)
@@ -318,7 +318,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", "CHA"),
             read("b", "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", "CHA"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -327,112 +327,112 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "TOPDOWN_FE_BOUND.ALL_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Frontend_Bound"], "Frontend_Bound > 0.2", &[Event(0), Num(0.2), Gt]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Frontend_Bound"], "Frontend_Bound > 0.2", &[Event(0), Num(0.2), Gt]),
     metric("IFetch_Latency", "percent", "TMA", Cpu)
-        .level(2)
-        .parent("Frontend_Bound")
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.FRONTEND_LATENCY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["IFetch_Latency", "Frontend_Bound"], "min(IFetch_Latency > 0.15, Frontend_Bound > 0.2)", &[Event(0), Num(0.15), Gt, Event(1), Num(0.2), Gt, Min]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["IFetch_Latency", "Frontend_Bound"], "min(IFetch_Latency > 0.15, Frontend_Bound > 0.2)", &[Event(0), Num(0.15), Gt, Event(1), Num(0.2), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("IFetch_Latency")
+        .at_level(3)
+        .child_of("IFetch_Latency")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.ICACHE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["ICache_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["ICache_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min,
         ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("IFetch_Latency")
+        .at_level(3)
+        .child_of("IFetch_Latency")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.ITLB_MISS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["ITLB_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["ITLB_Misses", "IFetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min,
         ]),
     metric("Branch_Detect", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("IFetch_Latency")
+        .at_level(3)
+        .child_of("IFetch_Latency")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.BRANCH_DETECT", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Branch_Detect", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Detect > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Branch_Detect", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Detect > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min,
         ]),
     metric("Branch_Resteer", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("IFetch_Latency")
+        .at_level(3)
+        .child_of("IFetch_Latency")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.BRANCH_RESTEER", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Branch_Resteer", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteer > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Branch_Resteer", "IFetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteer > 0.05, IFetch_Latency > 0.15), Frontend_Bound > 0.2)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min, Event(2), Num(0.2), Gt, Min,
         ]),
     metric("IFetch_Bandwidth", "percent", "TMA", Cpu)
-        .level(2)
-        .parent("Frontend_Bound")
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["IFetch_Bandwidth", "Frontend_Bound"], "min(IFetch_Bandwidth > 0.1, Frontend_Bound > 0.2)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["IFetch_Bandwidth", "Frontend_Bound"], "min(IFetch_Bandwidth > 0.1, Frontend_Bound > 0.2)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min]),
     metric("Cisc", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("IFetch_Bandwidth")
+        .at_level(3)
+        .child_of("IFetch_Bandwidth")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.CISC", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Cisc", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Cisc > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Cisc", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Cisc > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min,
         ]),
     metric("Decode", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("IFetch_Bandwidth")
+        .at_level(3)
+        .child_of("IFetch_Bandwidth")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.DECODE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Decode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Decode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Decode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Decode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min,
         ]),
     metric("Predecode", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("IFetch_Bandwidth")
+        .at_level(3)
+        .child_of("IFetch_Bandwidth")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.PREDECODE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Predecode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Predecode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Predecode", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Predecode > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min,
         ]),
     metric("Other_FB", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("IFetch_Bandwidth")
+        .at_level(3)
+        .child_of("IFetch_Bandwidth")
         .reads(&[
             read("a", "TOPDOWN_FE_BOUND.OTHER", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Other_FB", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Other_FB > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Other_FB", "IFetch_Bandwidth", "Frontend_Bound"], "min(min(Other_FB > 0.05, IFetch_Bandwidth > 0.1), Frontend_Bound > 0.2)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.2), Gt, Min,
         ]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
@@ -440,46 +440,46 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "TOPDOWN_BAD_SPECULATION.ALL_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Bad_Speculation"], "Bad_Speculation > 0.15", &[Event(0), Num(0.15), Gt]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Bad_Speculation"], "Bad_Speculation > 0.15", &[Event(0), Num(0.15), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
-        .level(2)
-        .parent("Bad_Speculation")
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "TOPDOWN_BAD_SPECULATION.MISPREDICT", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 0.05, Bad_Speculation > 0.15)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 0.05, Bad_Speculation > 0.15)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
-        .level(2)
-        .parent("Bad_Speculation")
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "TOPDOWN_BAD_SPECULATION.MACHINE_CLEARS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 0.05, Bad_Speculation > 0.15)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 0.05, Bad_Speculation > 0.15)", &[Event(0), Num(0.05), Gt, Event(1), Num(0.15), Gt, Min]),
     metric("Nuke", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Machine_Clears")
+        .at_level(3)
+        .child_of("Machine_Clears")
         .reads(&[
             read("a", "TOPDOWN_BAD_SPECULATION.NUKE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.05), Gt, Min, Event(2), Num(0.15), Gt, Min,
         ]),
     metric("Fast_Nuke", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Machine_Clears")
+        .at_level(3)
+        .child_of("Machine_Clears")
         .reads(&[
             read("a", "TOPDOWN_BAD_SPECULATION.FASTNUKE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Fast_Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Fast_Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Fast_Nuke", "Machine_Clears", "Bad_Speculation"], "min(min(Fast_Nuke > 0.05, Machine_Clears > 0.05), Bad_Speculation > 0.15)", &[
             Event(0), Num(0.05), Gt, Event(1), Num(0.05), Gt, Min, Event(2), Num(0.15), Gt, Min,
         ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
@@ -487,94 +487,94 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "TOPDOWN_BE_BOUND.ALL_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Backend_Bound"], "Backend_Bound > 0.1", &[Event(0), Num(0.1), Gt]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Backend_Bound"], "Backend_Bound > 0.1", &[Event(0), Num(0.1), Gt]),
     metric("Core_Bound", "percent", "TMA", Cpu)
-        .level(2)
-        .parent("Backend_Bound")
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 0.1, Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.1), Gt, Min]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 0.1, Backend_Bound > 0.1)", &[Event(0), Num(0.1), Gt, Event(1), Num(0.1), Gt, Min]),
     metric("Allocation_Restriction", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Core_Bound")
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Allocation_Restriction", "Core_Bound", "Backend_Bound"], "min(min(Allocation_Restriction > 0.1, Core_Bound > 0.1), Backend_Bound > 0.1)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Allocation_Restriction", "Core_Bound", "Backend_Bound"], "min(min(Allocation_Restriction > 0.1, Core_Bound > 0.1), Backend_Bound > 0.1)", &[
             Event(0), Num(0.1), Gt, Event(1), Num(0.1), Gt, Min, Event(2), Num(0.1), Gt, Min,
         ]),
     metric("Resource_Bound", "percent", "TMA", Cpu)
-        .level(2)
-        .parent("Backend_Bound")
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.ALL_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
             read("c", "TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS", "CORE"),
         ])
-        .formula("100 * (a / (6 * b) - c / (6 * b))", &[
+        .computed_as("100 * (a / (6 * b) - c / (6 * b))", &[
             Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Event(2), Num(6.0), Event(1), Mul,
             Div, Sub, Mul,
         ])
-        .threshold(&["Resource_Bound", "Backend_Bound"], "min(Resource_Bound > 0.2, Backend_Bound > 0.1)", &[Event(0), Num(0.2), Gt, Event(1), Num(0.1), Gt, Min]),
+        .threshold_when(&["Resource_Bound", "Backend_Bound"], "min(Resource_Bound > 0.2, Backend_Bound > 0.1)", &[Event(0), Num(0.2), Gt, Event(1), Num(0.1), Gt, Min]),
     metric("Mem_Scheduler", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Resource_Bound")
+        .at_level(3)
+        .child_of("Resource_Bound")
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.MEM_SCHEDULER", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
             Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
         ]),
     metric("Non_Mem_Scheduler", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Resource_Bound")
+        .at_level(3)
+        .child_of("Resource_Bound")
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.NON_MEM_SCHEDULER", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Non_Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Non_Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Non_Mem_Scheduler", "Resource_Bound", "Backend_Bound"], "min(min(Non_Mem_Scheduler > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
             Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
         ]),
     metric("Register", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Resource_Bound")
+        .at_level(3)
+        .child_of("Resource_Bound")
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.REGISTER", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Register", "Resource_Bound", "Backend_Bound"], "min(min(Register > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Register", "Resource_Bound", "Backend_Bound"], "min(min(Register > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
             Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
         ]),
     metric("Reorder_Buffer", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Resource_Bound")
+        .at_level(3)
+        .child_of("Resource_Bound")
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.REORDER_BUFFER", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Reorder_Buffer", "Resource_Bound", "Backend_Bound"], "min(min(Reorder_Buffer > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Reorder_Buffer", "Resource_Bound", "Backend_Bound"], "min(min(Reorder_Buffer > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
             Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
         ]),
     metric("Serialization", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Resource_Bound")
+        .at_level(3)
+        .child_of("Resource_Bound")
         .reads(&[
             read("a", "TOPDOWN_BE_BOUND.SERIALIZATION", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Serialization", "Resource_Bound", "Backend_Bound"], "min(min(Serialization > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Serialization", "Resource_Bound", "Backend_Bound"], "min(min(Serialization > 0.1, Resource_Bound > 0.2), Backend_Bound > 0.1)", &[
             Event(0), Num(0.1), Gt, Event(1), Num(0.2), Gt, Min, Event(2), Num(0.1), Gt, Min,
         ]),
     metric("Retiring", "percent", "TMA", Cpu)
@@ -582,348 +582,348 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "TOPDOWN_RETIRING.ALL_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
-        .threshold(&["Retiring"], "Retiring > 0.75", &[Event(0), Num(0.75), Gt]),
+        .computed_as("100 * (a / (6 * b))", &[Num(100.0), Event(0), Num(6.0), Event(1), Mul, Div, Mul])
+        .threshold_when(&["Retiring"], "Retiring > 0.75", &[Event(0), Num(0.75), Gt]),
     metric("Info_Bottleneck_Mem_Exec_Bound_Cycles", "percent", "TMA", Cpu)
-        .groups(&["Mem_Exec"])
+        .in_groups(&["Mem_Exec"])
         .reads(&[
             read("a", "LD_HEAD.ANY_AT_RET", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Bottleneck_Load_Miss_Bound_Cycles", "percent", "TMA", Cpu)
-        .groups(&["Load_Store_Miss"])
+        .in_groups(&["Load_Store_Miss"])
         .reads(&[
             read("a", "MEM_BOUND_STALLS_LOAD.ALL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Bottleneck_DTLB_Miss_Bound_Cycles", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "LD_HEAD.DTLB_MISS_AT_RET", "CORE"),
             read("b", "LD_HEAD.PGWALK_AT_RET", "CORE"),
             read("c", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a + b) / c", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(2), Div]),
+        .computed_as("100 * (a + b) / c", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(2), Div]),
     metric("Info_Bottleneck_IFetch_Miss_Bound_Cycles", "percent", "TMA", Cpu)
-        .groups(&["Ifetch"])
+        .in_groups(&["Ifetch"])
         .reads(&[
             read("a", "MEM_BOUND_STALLS_IFETCH.ALL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Core_IPC", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CPI", "per instruction", "TMA", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_UPI", "", "TMA", Cpu)
         .reads(&[
             read("a", "TOPDOWN_RETIRING.ALL_P", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
-        .groups(&["Flops"])
+        .in_groups(&["Flops"])
         .reads(&[
             read("a", "FP_FLOPS_RETIRED.ALL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpBranch", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpCall", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpMispredict", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpMisp_Cond_Ntaken", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.COND", "CORE"),
             read("c", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
         ])
-        .formula("a / (b - c)", &[Event(0), Event(1), Event(2), Sub, Div]),
+        .computed_as("a / (b - c)", &[Event(0), Event(1), Event(2), Sub, Div]),
     metric("Info_Br_Inst_Mix_IpMisp_Cond_Taken", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.COND_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpMisp_Ret", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.RETURN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Inst_Mix_IpMisp_Indirect", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.INDIRECT", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Arith_Inst_Mix_IpFLOP", "", "TMA", Cpu)
-        .groups(&["Flops"])
+        .in_groups(&["Flops"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_FLOPS_RETIRED.ALL", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Arith_Inst_Mix_IpFPArith_Scalar_SP", "", "TMA", Cpu)
-        .groups(&["Flops"])
+        .in_groups(&["Flops"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_INST_RETIRED.32B_SP", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Arith_Inst_Mix_IpFPArith_Scalar_DP", "", "TMA", Cpu)
-        .groups(&["Flops"])
+        .in_groups(&["Flops"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_INST_RETIRED.64B_DP", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Arith_Inst_Mix_IpFPArith_AVX128", "", "TMA", Cpu)
-        .groups(&["Flops"])
+        .in_groups(&["Flops"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_INST_RETIRED.128B_DP", "CORE"),
             read("c", "FP_INST_RETIRED.128B_SP", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Uop_Mix_Microcode_Uop_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "UOPS_RETIRED.MS", "CORE"),
             read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Uop_Mix_FPDiv_Uop_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "UOPS_RETIRED.FPDIV", "CORE"),
             read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Uop_Mix_IDiv_Uop_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "UOPS_RETIRED.IDIV", "CORE"),
             read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Uop_Mix_X87_Uop_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "UOPS_RETIRED.X87", "CORE"),
             read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Mix_IpLoad", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Mem_Mix_IpStore", "", "TMA", Cpu)
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Mem_Mix_MemLoad_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
             read("b", "TOPDOWN_RETIRING.ALL_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Mix_Load_Splits_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.SPLIT_LOADS", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Mix_Load_Locks_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.LOCK_LOADS", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Blocks_Loads_with_StoreFwdBlk", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "LD_BLOCKS.DATA_UNKNOWN", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Blocks_Loads_with_AdressAliasing", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "LD_BLOCKS.ADDRESS_ALIAS", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_STLBHit", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "LD_HEAD.DTLB_MISS_AT_RET", "CORE"),
             read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_Pagewalk", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "LD_HEAD.PGWALK_AT_RET", "CORE"),
             read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_StoreFwding", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "LD_HEAD.ST_ADDR_AT_RET", "CORE"),
             read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_OtherPipelineBlks", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "LD_HEAD.OTHER_AT_RET", "CORE"),
             read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Mem_Exec_Bound_LoadHead_with_L1miss", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "LD_HEAD.L1_MISS_AT_RET", "CORE"),
             read("b", "LD_HEAD.ANY_AT_RET", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Load_Store_Bound_Store_Bound", "", "TMA", Cpu)
-        .groups(&["load_store_bound"])
+        .in_groups(&["load_store_bound"])
         .reads(&[
             read("a", "MEM_SCHEDULER_BLOCK.ST_BUF", "CORE"),
             read("b", "MEM_SCHEDULER_BLOCK.ALL", "CORE"),
             read("c", "TOPDOWN_BE_BOUND.MEM_SCHEDULER", "CORE"),
             read("d", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a / b) * (c / (6 * d))", &[
+        .computed_as("100 * (a / b) * (c / (6 * d))", &[
             Num(100.0), Event(0), Event(1), Div, Mul, Event(2), Num(6.0), Event(3), Mul, Div, Mul,
         ]),
     metric("Info_Load_Store_Bound_Load_Bound", "", "TMA", Cpu)
-        .groups(&["load_store_bound"])
+        .in_groups(&["load_store_bound"])
         .reads(&[
             read("a", "LD_HEAD.L1_BOUND_AT_RET", "CORE"),
             read("b", "MEM_BOUND_STALLS_LOAD.ALL", "CORE"),
             read("c", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * (a + b) / c", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(2), Div]),
+        .computed_as("100 * (a + b) / c", &[Num(100.0), Event(0), Event(1), Add, Mul, Event(2), Div]),
     metric("Info_Load_Store_Bound_L1_Bound", "", "TMA", Cpu)
-        .groups(&["load_store_bound"])
+        .in_groups(&["load_store_bound"])
         .reads(&[
             read("a", "LD_HEAD.L1_BOUND_AT_RET", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Load_Miss_Bound_LoadMissBound_with_L2Hit", "percent", "TMA", Cpu)
-        .groups(&["load_store_bound"])
+        .in_groups(&["load_store_bound"])
         .reads(&[
             read("a", "MEM_BOUND_STALLS_LOAD.L2_HIT", "CORE"),
             read("b", "MEM_BOUND_STALLS_LOAD.ALL", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Load_Miss_Bound_LoadMissBound_with_L3Hit", "percent", "TMA", Cpu)
-        .groups(&["load_store_bound"])
+        .in_groups(&["load_store_bound"])
         .reads(&[
             read("a", "MEM_BOUND_STALLS_LOAD.LLC_HIT", "CORE"),
             read("b", "MEM_BOUND_STALLS_LOAD.ALL", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Ifetch_Miss_Bound_IfetchMissBound_with_L2Hit", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "MEM_BOUND_STALLS_IFETCH.L2_HIT", "CORE"),
             read("b", "MEM_BOUND_STALLS_IFETCH.ALL", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Ifetch_Miss_Bound_IfetchMissBound_with_L3Hit", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "MEM_BOUND_STALLS_IFETCH.LLC_HIT", "CORE"),
             read("b", "MEM_BOUND_STALLS_IFETCH.ALL", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Br_Mispredict_Bound_Branch_Mispredict_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Br_Mispredict_Bound_Branch_Mispredict_to_Unknown_Branch_Ratio", "", "TMA", Cpu)
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Machine_Clear_Bound_Machine_Clears_FP_Assist_PKI", "", "TMA", Cpu)
         .reads(&[
             read("a", "MACHINE_CLEARS.FP_ASSIST", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Machine_Clear_Bound_Machine_Clears_Page_Fault_PKI", "", "TMA", Cpu)
         .reads(&[
             read("a", "MACHINE_CLEARS.PAGE_FAULT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Machine_Clear_Bound_Machine_Clears_SMC_PKI", "", "TMA", Cpu)
         .reads(&[
             read("a", "MACHINE_CLEARS.SMC", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Buffer_Stalls_Store_Buffer_Stall_Cycles", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "MEM_SCHEDULER_BLOCK.ST_BUF", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Buffer_Stalls_Load_Buffer_Stall_Cycles", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "MEM_SCHEDULER_BLOCK.LD_BUF", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Buffer_Stalls_Mem_RSV_Stall_Cycles", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "MEM_SCHEDULER_BLOCK.RSV", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("100 * a / b", &[Num(100.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Serialization_Tpause_Cycles", "percent", "TMA", Cpu)
         .reads(&[
             read("a", "SERIALIZATION.C01_MS_SCB", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("100 * a / (6 * b)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
+        .computed_as("100 * a / (6 * b)", &[Num(100.0), Event(0), Mul, Num(6.0), Event(1), Mul, Div]),
     metric("Info_System_MUX", "", "TMA", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.CORE_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
-        .groups(&["Flops"])
+        .in_groups(&["Flops"])
         .reads(&[
             read("a", "FP_FLOPS_RETIRED.ALL", "CORE"),
         ])
-        .formula("a / (DURATIONTIMEINMILLISECONDS / 1000 * 1000000000)", &[
+        .computed_as("a / (DURATIONTIMEINMILLISECONDS / 1000 * 1000000000)", &[
             Event(0), Const(Constant::DurationMilliseconds), Num(1000.0), Div, Num(1000000000.0),
             Mul, Div,
         ]),

@@ -12,107 +12,107 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Cpu)
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L1_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "L2_RQSTS.ALL_CODE_RD", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_code_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_large_page_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_load_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_2mb_large_page_load_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_store_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
         .reads(&[
             read("a", "UNC_CHA_CLOCKTICKS", "CHA"),
         ])
-        .formula("a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Const(Constant::CoresPerSocket), Const(Constant::SocketCount), Mul, Div,
             Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -120,7 +120,7 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_UPI_TxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -128,14 +128,14 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
@@ -143,7 +143,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -154,7 +154,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", "IIO"),
             read("d", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", "IIO"),
         ])
-        .formula("(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul, Num(1000000.0),
             Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -165,7 +165,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("c", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", "IIO"),
             read("d", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", "IIO"),
         ])
-        .formula("(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b + c + d) * 4 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul, Num(1000000.0),
             Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -174,57 +174,57 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.MITE_UOPS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.MS_UOPS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("llc_miss_local_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_local_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_LOCAL", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_read", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.READS_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("llc_miss_remote_memory_bandwidth_write", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_CHA_REQUESTS.WRITES_REMOTE", "CHA"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("upi_data_receive_bw", "MB/sec", "BW", Socket)
         .reads(&[
             read("a", "UNC_UPI_RxL_FLITS.ALL_DATA", "UPI"),
         ])
-        .formula("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Num(9.0), Div, Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
     metric("Bottleneck_Mispredictions", "", "TMA", Cpu)
-        .groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
+        .in_groups(&["Bad", "BadSpec", "BrMispredicts", "BvMP"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -246,7 +246,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("r", "DECODE.LCP", "CORE"),
             read("s", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e))", &[
+        .computed_as("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e))", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0),
@@ -267,9 +267,9 @@ pub static METRICS: &[MetricInfo] = &[
             Mul, Event(4), Div, Add, Event(17), Event(4), Div, Add, Event(18), Event(4), Div, Add,
             Div, Add, Mul,
         ])
-        .threshold(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Mispredictions"], "Bottleneck_Mispredictions > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Big_Code", "", "TMA", Cpu)
-        .groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
+        .in_groups(&["BvBC", "BigFootprint", "Fed", "Frontend", "IcMiss", "MemoryTLB"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -283,7 +283,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "DECODE.LCP", "CORE"),
             read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d / c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)", &[
+        .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d / c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul, Event(3), Event(2), Div,
             Event(4), Num(2.0), Event(5), Mul, Add, Event(2), Div, Add, Num(9.0), Event(6), Mul,
@@ -292,9 +292,9 @@ pub static METRICS: &[MetricInfo] = &[
             Event(2), Div, Add, Add, Num(2.0), Event(8), Mul, Event(2), Div, Add, Event(9),
             Event(2), Div, Add, Event(10), Event(2), Div, Add, Div,
         ])
-        .threshold(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Big_Code"], "Bottleneck_Big_Code > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Instruction_Fetch_BW", "", "TMA", Cpu)
-        .groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
+        .in_groups(&["BvFB", "Fed", "FetchBW", "Frontend"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -321,7 +321,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("w", "FP_ASSIST.ANY", "CORE"),
             read("x", "OTHER_ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g + h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g + h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Num(1.0), Num(10.0), Event(3), Event(4), Div,
             Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
@@ -377,9 +377,9 @@ pub static METRICS: &[MetricInfo] = &[
             Num(9.0), Event(16), Mul, Event(2), Div, Add, Add, Num(2.0), Event(17), Mul, Event(2),
             Div, Add, Event(18), Event(2), Div, Add, Event(19), Event(2), Div, Add, Div, Sub,
         ])
-        .threshold(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Instruction_Fetch_BW"], "Bottleneck_Instruction_Fetch_BW > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Compute_Bound_Est", "", "TMA", Cpu)
-        .groups(&["BvCB", "Cor"])
+        .in_groups(&["BvCB", "Cor"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -400,7 +400,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("q", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("r", "UOPS_EXECUTED.CORE_CYCLES_GE_2", "CORE"),
         ])
-        .formula("100 * ((1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c))))", &[
+        .computed_as("100 * ((1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c))))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
@@ -449,9 +449,9 @@ pub static METRICS: &[MetricInfo] = &[
             Event(15), Num(2.0), Div, Event(15), Select, Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Div, Add, Div, Mul, Add, Mul,
         ])
-        .threshold(&["Bottleneck_Compute_Bound_Est"], "Bottleneck_Compute_Bound_Est > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Compute_Bound_Est"], "Bottleneck_Compute_Bound_Est > 20", &[Event(0), Num(20.0), Gt]),
     metric("Bottleneck_Irregular_Overhead", "", "TMA", Cpu)
-        .groups(&["Bad", "BvIO", "Cor", "Ret"])
+        .in_groups(&["Bad", "BvIO", "Cor", "Ret"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("a_a", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
@@ -488,7 +488,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("y", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("z", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
         ])
-        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n + o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9 * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e))))", &[
+        .computed_as("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n + o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9 * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e))))", &[
             Num(100.0), Event(0), Event(9), Div, Event(10), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
             Div, Event(0), Event(13), Add, Event(14), Sub, Num(4.0),
@@ -600,9 +600,9 @@ pub static METRICS: &[MetricInfo] = &[
             Const(Constant::HyperthreadingOn), Event(11), Num(2.0), Div, Event(12), Select, Mul,
             Div, Mul, Add, Mul,
         ])
-        .threshold(&["Bottleneck_Irregular_Overhead"], "Bottleneck_Irregular_Overhead > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Bottleneck_Irregular_Overhead"], "Bottleneck_Irregular_Overhead > 10", &[Event(0), Num(10.0), Gt]),
     metric("Bottleneck_Branching_Overhead", "", "TMA", Cpu)
-        .groups(&["BvBO", "Ret"])
+        .in_groups(&["BvBO", "Ret"])
         .reads(&[
             read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
@@ -610,14 +610,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + 2 * b + c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+        .computed_as("100 * ((a + 2 * b + c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
+        .threshold_when(&["Bottleneck_Branching_Overhead"], "Bottleneck_Branching_Overhead > 5", &[Event(0), Num(5.0), Gt]),
     metric("Bottleneck_Useful_Work", "", "TMA", Cpu)
-        .groups(&["BvUW", "Ret"])
+        .in_groups(&["BvUW", "Ret"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -632,7 +632,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "FP_ASSIST.ANY", "CORE"),
             read("l", "OTHER_ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(3), Num(2.0), Event(4), Mul, Add, Event(5), Add,
             Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
@@ -650,288 +650,288 @@ pub static METRICS: &[MetricInfo] = &[
             Event(9), Sub, Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Mul, Div, Mul, Sub, Mul,
         ])
-        .threshold(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Bottleneck_Useful_Work"], "Bottleneck_Useful_Work > 20", &[Event(0), Num(20.0), Gt]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
+        .in_groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
+        .threshold_when(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
     metric("Fetch_Latency", "percent", "TMA", Cpu)
-        .groups(&["Frontend", "TmaL2"])
-        .level(2)
-        .parent("Frontend_Bound")
+        .in_groups(&["Frontend", "TmaL2"])
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ICACHE_16B.IFDATA_STALL", "CORE"),
             read("b", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + 2 * b) / c)", &[
+        .computed_as("100 * ((a + 2 * b) / c)", &[
             Num(100.0), Event(0), Num(2.0), Event(1), Mul, Add, Event(2), Div, Mul,
         ])
-        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ICACHE_TAG.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(4)
-        .parent("ITLB_Misses")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(4)
+        .child_of("ITLB_Misses")
         .reads(&[
             read("a", "ICACHE_TAG.STALLS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
         ])
-        .formula("100 * max(0, a / b - c / b)", &[
+        .computed_as("100 * max(0, a / b - c / b)", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Event(1), Div, Sub, Max, Mul,
         ])
-        .threshold(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Hit", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Hit > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(4)
-        .parent("ITLB_Misses")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(4)
+        .child_of("ITLB_Misses")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Code_STLB_Miss > 5, ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(5)
-        .parent("Code_STLB_Miss")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(5)
+        .child_of("Code_STLB_Miss")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d))", &[
+        .computed_as("100 * (a / b * c / (c + d))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Div, Mul,
         ])
-        .threshold(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Miss_4K", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_4K > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
         ]),
     metric("Code_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MemoryTLB"])
-        .level(5)
-        .parent("Code_STLB_Miss")
+        .in_groups(&["FetchLat", "MemoryTLB"])
+        .at_level(5)
+        .child_of("Code_STLB_Miss")
         .reads(&[
             read("a", "ITLB_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("d", "ITLB_MISSES.WALK_COMPLETED_4K", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c))", &[
+        .computed_as("100 * (a / b * c / (d + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Div, Mul,
         ])
-        .threshold(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Code_STLB_Miss_2M", "Code_STLB_Miss", "ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(min(min(Code_STLB_Miss_2M > 5, Code_STLB_Miss > 5), ITLB_Misses > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(15.0), Gt, Min,
         ]),
     metric("Branch_Resteers", "percent", "TMA", Cpu)
-        .groups(&["FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("c", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("100 * (a / b + 9 * c / b)", &[
+        .computed_as("100 * (a / b + 9 * c / b)", &[
             Num(100.0), Event(0), Event(1), Div, Num(9.0), Event(2), Mul, Event(1), Div, Add, Mul,
         ])
-        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Mispredicts_Resteers", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BrMispredicts", "BvMP"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BadSpec", "BrMispredicts", "BvMP"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
             read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * c / d)", &[
+        .computed_as("100 * (a / (a + b) * c / d)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Mul, Event(3), Div, Mul,
         ])
-        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Clears_Resteers", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "MachineClears"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BadSpec", "MachineClears"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
             read("c", "INT_MISC.CLEAR_RESTEER_CYCLES", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((1 - a / (a + b)) * c / d)", &[
+        .computed_as("100 * ((1 - a / (a + b)) * c / d)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Event(1), Add, Div, Sub, Event(2), Mul,
             Event(3), Div, Mul,
         ])
-        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Unknown_Branches", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "BACLEARS.ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (9 * a / b)", &[Num(100.0), Num(9.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("MS_Switches", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MicroSeq"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat", "MicroSeq"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "IDQ.MS_SWITCHES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (2 * a / b)", &[Num(100.0), Num(2.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (2 * a / b)", &[Num(100.0), Num(2.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("LCP", "percent", "TMA", Cpu)
-        .groups(&["FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "DECODE.LCP", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("DSB_Switches", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["DSBmiss", "FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Fetch_Bandwidth", "percent", "TMA", Cpu)
-        .groups(&["FetchBW", "Frontend", "TmaL2"])
-        .level(2)
-        .parent("Frontend_Bound")
+        .in_groups(&["FetchBW", "Frontend", "TmaL2"])
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Sub, Mul,
         ])
-        .threshold(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
     metric("MITE", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchBW"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["DSBmiss", "FetchBW"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.ALL_MITE_CYCLES_ANY_UOPS", "CORE"),
             read("b", "IDQ.ALL_MITE_CYCLES_4_UOPS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Decoder0_Alone", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchBW"])
-        .level(4)
-        .parent("MITE")
+        .in_groups(&["DSBmiss", "FetchBW"])
+        .at_level(4)
+        .child_of("MITE")
         .reads(&[
             read("a", "INST_DECODED.DECODERS", "CORE").cmask(1),
             read("b", "INST_DECODED.DECODERS", "CORE").cmask(2),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
+        .threshold_when(&["Decoder0_Alone", "MITE", "Fetch_Bandwidth"], "min(min(Decoder0_Alone > 10, MITE > 10), Fetch_Bandwidth > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("DSB", "percent", "TMA", Cpu)
-        .groups(&["DSB", "FetchBW"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["DSB", "FetchBW"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.DSB_CYCLES_ANY", "CORE"),
             read("b", "IDQ.DSB_CYCLES_OK", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "UOPS_ISSUED.ANY", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
@@ -940,17 +940,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+        .computed_as("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
+        .threshold_when(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
-        .level(2)
-        .parent("Bad_Speculation")
+        .in_groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
@@ -961,17 +961,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[
+        .computed_as("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
             Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select,
             Mul, Div, Mul, Mul,
         ])
-        .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Mispredicts", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "BrMispredicts"])
-        .level(3)
-        .parent("Branch_Mispredicts")
+        .in_groups(&["BvIO", "BrMispredicts"])
+        .at_level(3)
+        .child_of("Branch_Mispredicts")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
@@ -983,20 +983,20 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("i", "INT_MISC.CLEARS_COUNT", "CORE"),
         ])
-        .formula("100 * max(a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i - b)), 0.0001)", &[
+        .computed_as("100 * max(a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i - b)), 0.0001)", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
             Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select,
             Mul, Div, Mul, Num(1.0), Event(0), Event(8), Event(1), Sub, Div, Sub, Mul, Num(0.0001),
             Max, Mul,
         ])
-        .threshold(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
+        .threshold_when(&["Other_Mispredicts", "Branch_Mispredicts", "Bad_Speculation"], "min(min(Other_Mispredicts > 5, Branch_Mispredicts > 10), Bad_Speculation > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
-        .level(2)
-        .parent("Bad_Speculation")
+        .in_groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "UOPS_ISSUED.ANY", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
@@ -1007,7 +1007,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("h", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[
+        .computed_as("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
@@ -1016,11 +1016,11 @@ pub static METRICS: &[MetricInfo] = &[
             Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select,
             Mul, Div, Mul, Sub, Mul,
         ])
-        .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Other_Nukes", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "Machine_Clears"])
-        .level(3)
-        .parent("Machine_Clears")
+        .in_groups(&["BvIO", "Machine_Clears"])
+        .at_level(3)
+        .child_of("Machine_Clears")
         .reads(&[
             read("a", "UOPS_ISSUED.ANY", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
@@ -1032,7 +1032,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "MACHINE_CLEARS.COUNT", "CORE"),
             read("i", "MACHINE_CLEARS.MEMORY_ORDERING", "CORE"),
         ])
-        .formula("100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h), 0.0001)", &[
+        .computed_as("100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h), 0.0001)", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
@@ -1041,11 +1041,11 @@ pub static METRICS: &[MetricInfo] = &[
             Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select,
             Mul, Div, Mul, Sub, Num(1.0), Event(8), Event(7), Div, Sub, Mul, Num(0.0001), Max, Mul,
         ])
-        .threshold(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
+        .threshold_when(&["Other_Nukes", "Machine_Clears", "Bad_Speculation"], "min(min(Other_Nukes > 5, Machine_Clears > 10), Bad_Speculation > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvOB", "TmaL1"])
+        .in_groups(&["BvOB", "TmaL1"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1054,18 +1054,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
             read("f", "INT_MISC.RECOVERY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
             Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Mul, Div, Sub, Mul,
         ])
-        .threshold(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
     metric("Memory_Bound", "percent", "TMA", Cpu)
-        .groups(&["Backend", "TmaL2"])
-        .level(2)
-        .parent("Backend_Bound")
+        .in_groups(&["Backend", "TmaL2"])
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
             read("b", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
@@ -1080,7 +1080,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
             read("l", "INT_MISC.RECOVERY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((a + b) / (c + (d + e / (4 * (f / 2 if HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) - (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))", &[
+        .computed_as("100 * ((a + b) / (c + (d + e / (4 * (f / 2 if HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) - (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Event(4), Num(4.0),
             Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Div,
             Event(7), Mul, Add, Add, Event(1), Add, Div, Num(1.0), Event(8), Num(4.0),
@@ -1089,26 +1089,26 @@ pub static METRICS: &[MetricInfo] = &[
             Event(11), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(5),
             Num(2.0), Div, Event(6), Select, Mul, Div, Sub, Mul, Mul,
         ])
-        .threshold(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("L1_Bound", "percent", "TMA", Cpu)
-        .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
             read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * max((a - b) / c, 0)", &[
+        .computed_as("100 * max((a - b) / c, 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
         ])
-        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("DTLB_Load", "percent", "TMA", Cpu)
-        .groups(&["BvMT", "MemoryTLB"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvMT", "MemoryTLB"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
@@ -1116,18 +1116,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(9 * a + b, max(c - d, 0)) / e)", &[
+        .computed_as("100 * (min(9 * a + b, max(c - d, 0)) / e)", &[
             Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
             Max, Min, Event(4), Div, Mul,
         ])
-        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Load")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Load")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
@@ -1135,31 +1135,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)", &[
+        .computed_as("100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)", &[
             Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Event(2), Event(3), Sub, Num(0.0),
             Max, Min, Event(4), Div, Event(1), Event(4), Div, Sub, Mul,
         ])
-        .threshold(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Hit", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Hit > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Load")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Load")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Load_STLB_Miss > 5, DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Load_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1167,19 +1167,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (c + d + e))", &[
+        .computed_as("100 * (a / b * c / (c + d + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(2), Event(3), Add, Event(4),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_4K", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_4K > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Load_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1187,19 +1187,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + c + e))", &[
+        .computed_as("100 * (a / b * c / (d + c + e))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(2), Add, Event(4),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_2M", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_2M > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Load_STLB_Miss_1G", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Load_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Load_STLB_Miss")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1207,31 +1207,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("e", "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / b * c / (d + e + c))", &[
+        .computed_as("100 * (a / b * c / (d + e + c))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Event(3), Event(4), Add, Event(2),
             Add, Div, Mul,
         ])
-        .threshold(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Load_STLB_Miss_1G", "Load_STLB_Miss", "DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Load_STLB_Miss_1G > 5, Load_STLB_Miss > 5), DTLB_Load > 10), L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(10.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_Fwd_Blk", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "LD_BLOCKS.STORE_FORWARD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("L1_Latency_Dependency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "MemoryLat"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvML", "MemoryLat"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
             read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
@@ -1240,18 +1240,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CYCLE_ACTIVITY.CYCLES_L1D_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
+        .computed_as("100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)", &[
             Num(100.0), Num(2.0), Event(0), Event(1), Sub, Event(2), Sub, Mul, Num(20.0), Mul,
             Num(100.0), Div, Event(3), Event(4), Sub, Num(0.0), Max, Min, Event(5), Div, Mul,
         ])
-        .threshold(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L1_Latency_Dependency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L1_Latency_Dependency > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Lock_Latency", "percent", "TMA", Cpu)
-        .groups(&["LockCont", "Offcore"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["LockCont", "Offcore"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
             read("b", "L2_RQSTS.ALL_RFO", "CORE"),
@@ -1260,18 +1260,18 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("f", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((12 * max(0, a - b) + a / c * (11 * d + min(e, f))) / e)", &[
+        .computed_as("100 * ((12 * max(0, a - b) + a / c * (11 * d + min(e, f))) / e)", &[
             Num(100.0), Num(12.0), Num(0.0), Event(0), Event(1), Sub, Max, Mul, Event(0), Event(2),
             Div, Num(11.0), Event(3), Mul, Event(4), Event(5), Min, Add, Mul, Add, Event(4), Div,
             Mul,
         ])
-        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Split_Loads", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
@@ -1279,22 +1279,22 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "LD_BLOCKS.NO_SR", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[
+        .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
         ])
-        .threshold(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
+        .threshold_when(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
     metric("4K_Aliasing", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("FB_Full", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvMB", "MemoryBW"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
@@ -1302,14 +1302,14 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[
+        .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
         ])
-        .threshold(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
+        .threshold_when(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
     metric("L2_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_HIT", "CORE"),
             read("b", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
@@ -1319,49 +1319,49 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[
+        .computed_as("100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))", &[
             Num(100.0), Event(0), Num(1.0), Event(1), Event(2), Div, Add, Mul, Event(0), Num(1.0),
             Event(1), Event(2), Div, Add, Mul, Event(3), Add, Div, Event(4), Event(5), Sub,
             Event(6), Div, Mul, Mul,
         ])
-        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("L3_Bound", "percent", "TMA", Cpu)
-        .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("b", "CYCLE_ACTIVITY.STALLS_L3_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
+        .threshold_when(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("SQ_Full", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW", "Offcore"])
-        .level(4)
-        .parent("L3_Bound")
+        .in_groups(&["BvMB", "MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("L3_Bound")
         .reads(&[
             read("a", "OFFCORE_REQUESTS_BUFFER.SQ_FULL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
             Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("DRAM_Bound", "percent", "TMA", Cpu)
-        .groups(&["MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_L3_MISS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1372,61 +1372,61 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("h", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
         ])
-        .formula("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[
+        .computed_as("100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Sub, Event(1), Div, Add,
             Event(4), Num(1.0), Event(5), Event(6), Div, Add, Mul, Event(4), Num(1.0), Event(5),
             Event(6), Div, Add, Mul, Event(7), Add, Div, Event(2), Event(3), Sub, Event(1), Div,
             Mul, Sub, Mul,
         ])
-        .threshold(&["DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("MEM_Bandwidth", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW", "Offcore"])
-        .level(4)
-        .parent("DRAM_Bound")
+        .in_groups(&["BvMB", "MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("DRAM_Bound")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
-        .threshold(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
+        .threshold_when(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("MEM_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "MemoryLat", "Offcore"])
-        .level(4)
-        .parent("DRAM_Bound")
+        .in_groups(&["BvML", "MemoryLat", "Offcore"])
+        .at_level(4)
+        .child_of("DRAM_Bound")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[
+        .computed_as("100 * (min(a, b) / a - min(a, c) / a)", &[
             Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
             Div, Sub, Mul,
         ])
-        .threshold(&["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Store_Bound", "percent", "TMA", Cpu)
-        .groups(&["MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "EXE_ACTIVITY.BOUND_ON_STORES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Store_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "L2_RQSTS.RFO_HIT", "CORE"),
             read("b", "MEM_INST_RETIRED.LOCK_LOADS", "CORE"),
@@ -1434,90 +1434,90 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((a * 11 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
+        .computed_as("100 * ((a * 11 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
             Num(100.0), Event(0), Num(11.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
             Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3),
             Div, Mul,
         ])
-        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Split_Stores", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Store_Bound")
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "MEM_INST_RETIRED.SPLIT_STORES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("DTLB_Store", "percent", "TMA", Cpu)
-        .groups(&["BvMT", "MemoryTLB"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvMT", "MemoryTLB"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d))", &[
+        .computed_as("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
             Event(2), Num(2.0), Div, Event(3), Select, Div, Mul,
         ])
-        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Hit", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Store")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Store")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE").cmask(1),
             read("b", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d) - b / (c / 2 if HYPERTHREADING_ON else d))", &[
+        .computed_as("100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d) - b / (c / 2 if HYPERTHREADING_ON else d))", &[
             Num(100.0), Num(9.0), Event(0), Mul, Event(1), Add, Const(Constant::HyperthreadingOn),
             Event(2), Num(2.0), Div, Event(3), Select, Div, Event(1),
             Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Div, Sub,
             Mul,
         ])
-        .threshold(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Hit", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Hit > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Miss", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(5)
-        .parent("DTLB_Store")
+        .in_groups(&["MemoryTLB"])
+        .at_level(5)
+        .child_of("DTLB_Store")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Store_STLB_Miss > 5, DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Store_STLB_Miss_4K", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1526,19 +1526,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (d + e + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Event(3), Mul, Event(3), Event(4), Add, Event(5), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_4K", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_4K > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_STLB_Miss_2M", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1547,19 +1547,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_1G", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + d + f))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Event(3), Mul, Event(4), Event(3), Add, Event(5), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_2M", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_2M > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Store_STLB_Miss_1G", "percent", "TMA", Cpu)
-        .groups(&["MemoryTLB"])
-        .level(6)
-        .parent("Store_STLB_Miss")
+        .in_groups(&["MemoryTLB"])
+        .at_level(6)
+        .child_of("Store_STLB_Miss")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1568,19 +1568,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "DTLB_STORE_MISSES.WALK_COMPLETED_4K", "CORE"),
             read("f", "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + f + d))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Event(3), Mul, Event(4), Event(5), Add, Event(3), Add, Div, Mul,
         ])
-        .threshold(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_STLB_Miss_1G", "Store_STLB_Miss", "DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(min(Store_STLB_Miss_1G > 5, Store_STLB_Miss > 5), DTLB_Store > 5), Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(5.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min, Event(5), Num(20.0), Gt,
             Min,
         ]),
     metric("Core_Bound", "percent", "TMA", Cpu)
-        .groups(&["Backend", "TmaL2", "Compute"])
-        .level(2)
-        .parent("Backend_Bound")
+        .in_groups(&["Backend", "TmaL2", "Compute"])
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1595,7 +1595,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("k", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("l", "EXE_ACTIVITY.2_PORTS_UTIL", "CORE"),
         ])
-        .formula("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
+        .computed_as("100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Event(3), Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
@@ -1608,35 +1608,35 @@ pub static METRICS: &[MetricInfo] = &[
             Event(5), Select, Mul, Add, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Mul, Div, Sub, Mul, Sub, Mul,
         ])
-        .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Divider", "percent", "TMA", Cpu)
-        .groups(&["BvCB"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["BvCB"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "ARITH.DIVIDER_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Serializing_Operation", "percent", "TMA", Cpu)
-        .groups(&["BvIO", "PortsUtil"])
-        .level(3)
-        .parent("Ports_Utilized_0")
+        .in_groups(&["BvIO", "PortsUtil"])
+        .at_level(3)
+        .child_of("Ports_Utilized_0")
         .reads(&[
             read("a", "PARTIAL_RAT_STALLS.SCOREBOARD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Serializing_Operation", "Core_Bound", "Backend_Bound"], "min(min(Serializing_Operation > 10, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilization", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["PortsUtil"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
@@ -1648,42 +1648,42 @@ pub static METRICS: &[MetricInfo] = &[
             read("h", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
             read("i", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
         ])
-        .formula("100 * ((a / b * b + (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f) / b)", &[
+        .computed_as("100 * ((a / b * b + (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f) / b)", &[
             Num(100.0), Event(6), Event(7), Event(8), Sub, Lt, Event(0), Event(1), Div, Event(1),
             Mul, Event(2), Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4),
             Num(2.0), Div, Event(1), Select, Mul, Div, Event(5), Mul, Add, Add, Event(1), Div,
             Event(2), Event(3), Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0),
             Div, Event(1), Select, Mul, Div, Event(5), Mul, Add, Event(1), Div, Select, Mul,
         ])
-        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_0", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Mixing_Vectors", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_0")
+        .at_level(5)
+        .child_of("Ports_Utilized_0")
         .reads(&[
             read("a", "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Mixing_Vectors"], "Mixing_Vectors > 5", &[Event(0), Num(5.0), Gt]),
     metric("Ports_Utilized_1", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_2", "CORE"),
@@ -1691,19 +1691,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[
+        .computed_as("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
             Event(2), Select, Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4),
             Select, Div, Mul,
         ])
-        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_2", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "UOPS_EXECUTED.CORE_CYCLES_GE_2", "CORE"),
             read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_3", "CORE"),
@@ -1711,36 +1711,36 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[
+        .computed_as("100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
             Event(2), Select, Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4),
             Select, Div, Mul,
         ])
-        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_3m", "percent", "TMA", Cpu)
-        .groups(&["BvCB", "PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["BvCB", "PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "UOPS_EXECUTED.CORE_CYCLES_GE_3", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
             Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("ALU_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_0", "CORE"),
             read("b", "UOPS_DISPATCHED_PORT.PORT_1", "CORE"),
@@ -1749,68 +1749,68 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+        .computed_as("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
+        .threshold_when(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
     metric("Port_0", "percent", "TMA", Cpu)
-        .groups(&["Compute"])
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .in_groups(&["Compute"])
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_0", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_1", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_1", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_5", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_5", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_6", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_6", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Load_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_2", "CORE"),
             read("b", "UOPS_DISPATCHED_PORT.PORT_3", "CORE"),
@@ -1819,93 +1819,93 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+        .computed_as("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Sub, Num(2.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_2", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("Load_Op_Utilization")
+        .at_level(6)
+        .child_of("Load_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_2", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_2"], "Port_2 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_2"], "Port_2 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_3", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("Load_Op_Utilization")
+        .at_level(6)
+        .child_of("Load_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_3", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_3"], "Port_3 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_3"], "Port_3 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Store_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_4", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("Store_Op_Utilization")
+        .at_level(6)
+        .child_of("Store_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_4"], "Port_4 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_4"], "Port_4 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_7", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("Store_Op_Utilization")
+        .at_level(6)
+        .child_of("Store_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_7", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_7"], "Port_7 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_7"], "Port_7 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Retiring", "percent", "TMA", Cpu)
-        .groups(&["BvUW", "TmaL1"])
+        .in_groups(&["BvUW", "TmaL1"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
+        .threshold_when(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
     metric("Light_Operations", "percent", "TMA", Cpu)
-        .groups(&["Retire", "TmaL2"])
-        .level(2)
-        .parent("Retiring")
+        .in_groups(&["Retire", "TmaL2"])
+        .at_level(2)
+        .child_of("Retiring")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1913,16 +1913,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
             read("e", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Sub, Mul,
         ])
-        .threshold(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
     metric("X87_Use", "percent", "TMA", Cpu)
-        .groups(&["Compute"])
-        .level(4)
+        .in_groups(&["Compute"])
+        .at_level(4)
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1930,49 +1930,49 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "UOPS_EXECUTED.X87", "CORE"),
             read("e", "UOPS_EXECUTED.THREAD", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * d / e)", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * d / e)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(3), Mul, Event(4), Div, Mul,
         ]),
     metric("FP_Scalar", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(4)
+        .in_groups(&["Compute", "Flops"])
+        .at_level(4)
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("FP_Vector_128b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
             read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
-        .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
+        .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
     metric("FP_Vector_256b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
             read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
-        .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
+        .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
     metric("FP_Vector_512b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
             read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
-        .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
+        .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul]),
     metric("Memory_Operations", "percent", "TMA", Cpu)
-        .groups(&["Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1981,17 +1981,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INST_RETIRED.ANY_P", "CORE"),
             read("f", "MEM_INST_RETIRED.ANY", "CORE"),
         ])
-        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)", &[
+        .computed_as("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Sub, Event(5), Mul, Event(4), Div, Mul,
         ])
-        .threshold(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Memory_Operations", "Light_Operations"], "min(Memory_Operations > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Fused_Instructions", "percent", "TMA", Cpu)
-        .groups(&["Branches", "BvBO", "Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Branches", "BvBO", "Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1999,17 +1999,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
             read("e", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)", &[
+        .computed_as("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Sub, Event(3), Mul, Event(0), Div, Mul,
         ])
-        .threshold(&["Fused_Instructions", "Light_Operations"], "min(Fused_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Fused_Instructions", "Light_Operations"], "min(Fused_Instructions > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Non_Fused_Branches", "percent", "TMA", Cpu)
-        .groups(&["Branches", "BvBO", "Pipeline"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["Branches", "BvBO", "Pipeline"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -2018,17 +2018,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INST_RETIRED.ANY_P", "CORE"),
             read("f", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)", &[
+        .computed_as("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Sub, Event(5), Event(3), Sub, Mul, Event(0), Div, Mul,
         ])
-        .threshold(&["Non_Fused_Branches", "Light_Operations"], "min(Non_Fused_Branches > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["Non_Fused_Branches", "Light_Operations"], "min(Non_Fused_Branches > 10, Light_Operations > 60)", &[Event(0), Num(10.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("Nop_Instructions", "percent", "TMA", Cpu)
-        .groups(&["BvBO", "Pipeline"])
-        .level(4)
-        .parent("Light_Operations")
+        .in_groups(&["BvBO", "Pipeline"])
+        .at_level(4)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -2037,16 +2037,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "INST_RETIRED.ANY_P", "CORE"),
             read("f", "INST_RETIRED.NOP", "CORE"),
         ])
-        .formula("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)", &[
+        .computed_as("100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(0), Event(3), Add, Event(4), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Sub, Event(5), Mul, Event(0), Div, Mul,
         ]),
     metric("Heavy_Operations", "percent", "TMA", Cpu)
-        .groups(&["Retire", "TmaL2"])
-        .level(2)
-        .parent("Retiring")
+        .in_groups(&["Retire", "TmaL2"])
+        .at_level(2)
+        .child_of("Retiring")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
@@ -2054,15 +2054,15 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+        .computed_as("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
     metric("Few_Uops_Instructions", "percent", "TMA", Cpu)
-        .level(3)
-        .parent("Heavy_Operations")
+        .at_level(3)
+        .child_of("Heavy_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_RETIRED.MACRO_FUSED", "CORE"),
@@ -2072,17 +2072,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "UOPS_ISSUED.ANY", "CORE"),
             read("g", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+        .computed_as("100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Event(0), Event(5), Div, Event(6), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Mul,
         ])
-        .threshold(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
+        .threshold_when(&["Few_Uops_Instructions", "Heavy_Operations"], "min(Few_Uops_Instructions > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Microcode_Sequencer", "percent", "TMA", Cpu)
-        .groups(&["MicroSeq"])
-        .level(3)
-        .parent("Heavy_Operations")
+        .in_groups(&["MicroSeq"])
+        .at_level(3)
+        .child_of("Heavy_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -2090,47 +2090,47 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+        .computed_as("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
+        .threshold_when(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Assists", "percent", "TMA", Cpu)
-        .groups(&["BvIO"])
-        .level(4)
-        .parent("Microcode_Sequencer")
+        .in_groups(&["BvIO"])
+        .at_level(4)
+        .child_of("Microcode_Sequencer")
         .reads(&[
             read("a", "FP_ASSIST.ANY", "CORE"),
             read("b", "OTHER_ASSISTS.ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON else d)))", &[
+        .computed_as("100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON else d)))", &[
             Num(100.0), Num(34.0), Event(0), Event(1), Add, Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+        .threshold_when(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
         ]),
     metric("FP_Assists", "percent", "TMA", Cpu)
-        .groups(&["HPC"])
-        .level(5)
-        .parent("Assists")
+        .in_groups(&["HPC"])
+        .at_level(5)
+        .child_of("Assists")
         .reads(&[
             read("a", "FP_ASSIST.ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(34.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul,
         ])
-        .threshold(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["FP_Assists"], "FP_Assists > 10", &[Event(0), Num(10.0), Gt]),
     metric("CISC", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Microcode_Sequencer")
+        .at_level(4)
+        .child_of("Microcode_Sequencer")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -2140,17 +2140,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "FP_ASSIST.ANY", "CORE"),
             read("g", "OTHER_ASSISTS.ANY", "CORE"),
         ])
-        .formula("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+        .computed_as("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Num(34.0), Event(5), Event(6), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(3), Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Max, Mul,
         ])
-        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+        .threshold_when(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
         ]),
     metric("Info_Botlnk_L0_Core_Bound_Likely", "", "TMA", Cpu)
-        .groups(&["Cor", "SMT"])
+        .in_groups(&["Cor", "SMT"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -2169,7 +2169,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("p", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
         ])
-        .formula("100 * (1 - (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else 0) > 0.5 else 0", &[
+        .computed_as("100 * (1 - (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else 0) > 0.5 else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(14), Event(15), Num(2.0), Div, Div,
             Sub, Num(0.0), Select, Num(0.5), Gt, Num(100.0), Num(1.0), Event(0), Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
@@ -2205,73 +2205,73 @@ pub static METRICS: &[MetricInfo] = &[
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(11), Mul, Add, Event(2),
             Div, Select, Div, Sub, Num(1.0), Select, Mul, Num(0.0), Select,
         ])
-        .threshold(&["Info_Botlnk_L0_Core_Bound_Likely"], "Info_Botlnk_L0_Core_Bound_Likely > 0.5", &[Event(0), Num(0.5), Gt]),
+        .threshold_when(&["Info_Botlnk_L0_Core_Bound_Likely"], "Info_Botlnk_L0_Core_Bound_Likely > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Thread_IPC", "", "TMA", Cpu)
-        .groups(&["Ret", "Summary"])
+        .in_groups(&["Ret", "Summary"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Thread_UopPI", "", "TMA", Cpu)
-        .groups(&["Pipeline", "Ret", "Retire"])
+        .in_groups(&["Pipeline", "Ret", "Retire"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "FetchBW"])
+        .in_groups(&["Branches", "Fed", "FetchBW"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 4 * 1.5", &[Event(0), Num(4.0), Num(1.5), Mul, Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 4 * 1.5", &[Event(0), Num(4.0), Num(1.5), Mul, Lt]),
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
-        .groups(&["Pipeline", "Mem"])
+        .in_groups(&["Pipeline", "Mem"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
+        .computed_as("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
     metric("Info_Thread_CLKS", "", "TMA", Cpu)
-        .groups(&["Pipeline"])
+        .in_groups(&["Pipeline"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Thread_SLOTS", "", "TMA", Cpu)
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("4 * (a / 2 if HYPERTHREADING_ON else b)", &[
+        .computed_as("4 * (a / 2 if HYPERTHREADING_ON else b)", &[
             Num(4.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
             Mul,
         ]),
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
-        .groups(&["Cor", "Pipeline"])
+        .in_groups(&["Cor", "Pipeline"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CoreIPC", "", "TMA", Cpu)
-        .groups(&["Ret", "SMT", "TmaL1"])
+        .in_groups(&["Ret", "SMT", "TmaL1"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div,
         ]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
-        .groups(&["Ret", "Flops"])
+        .in_groups(&["Ret", "Flops"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
@@ -2281,83 +2281,83 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("g", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2 if HYPERTHREADING_ON else g)", &[
+        .computed_as("(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2 if HYPERTHREADING_ON else g)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
             Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Const(Constant::HyperthreadingOn),
             Event(5), Num(2.0), Div, Event(6), Select, Div,
         ]),
     metric("Info_Core_ILP", "", "TMA", Cpu)
-        .groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
+        .in_groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_EPC", "", "TMA", Cpu)
-        .groups(&["Power"])
+        .in_groups(&["Power"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CORE_CLKS", "", "TMA", Cpu)
-        .groups(&["SMT"])
+        .in_groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 if HYPERTHREADING_ON else b", &[
+        .computed_as("a / 2 if HYPERTHREADING_ON else b", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
         ]),
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
-        .groups(&["InsType"])
+        .in_groups(&["InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_INST_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
     metric("Info_Inst_Mix_IpStore", "", "TMA", Cpu)
-        .groups(&["InsType"])
+        .in_groups(&["InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_INST_RETIRED.ALL_STORES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpBranch", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "InsType"])
+        .in_groups(&["Branches", "Fed", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpCall", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "PGO"])
+        .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Inst_Mix_IpTB", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
+        .in_groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 4 * 2 + 1", &[Event(0), Num(4.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 4 * 2 + 1", &[Event(0), Num(4.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
     metric("Info_Inst_Mix_BpTkBranch", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "PGO"])
+        .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpFLOP", "", "TMA", Cpu)
-        .groups(&["Flops", "InsType"])
+        .in_groups(&["Flops", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
@@ -2366,179 +2366,179 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("f", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
+        .computed_as("a / (b + 2 * c + 4 * d + 8 * e + 16 * f)", &[
             Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
             Num(8.0), Event(4), Mul, Add, Num(16.0), Event(5), Mul, Add, Div,
         ])
-        .threshold(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
+        .threshold_when(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_DP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX128", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX256", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX512", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX512"], "Info_Inst_Mix_IpArith_AVX512 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpSWPF", "", "TMA", Cpu)
-        .groups(&["Prefetches"])
+        .in_groups(&["Prefetches"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "SW_PREFETCH_ACCESS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpSWPF"], "Info_Inst_Mix_IpSWPF < 100", &[Event(0), Num(100.0), Lt]),
     metric("Info_Inst_Mix_Instructions", "", "TMA", Cpu)
-        .groups(&["Summary", "TmaL1"])
+        .in_groups(&["Summary", "TmaL1"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Pipeline_Retire", "", "TMA", Cpu)
-        .groups(&["Pipeline", "Ret"])
+        .in_groups(&["Pipeline", "Ret"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_IpAssist", "", "TMA", Cpu)
-        .groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
+        .in_groups(&["MicroSeq", "Pipeline", "Ret", "Retire"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ASSIST.ANY", "CORE"),
             read("c", "OTHER_ASSISTS.ANY", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Pipeline_IpAssist"], "Info_Pipeline_IpAssist < 100000", &[Event(0), Num(100000.0), Lt]),
     metric("Info_Pipeline_Execute", "", "TMA", Cpu)
-        .groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
+        .in_groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_EXECUTED.CORE_CYCLES_GE_1", "CORE"),
             read("c", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div,
         ]),
     metric("Info_Pipeline_Fetch_DSB", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "IDQ.DSB_CYCLES_ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Fetch_MITE", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.MITE_UOPS", "CORE"),
             read("b", "IDQ.MITE_CYCLES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_Fetch_UpC", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchBW"])
+        .in_groups(&["Fed", "FetchBW"])
         .reads(&[
             read("a", "UOPS_ISSUED.ANY", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
-        .groups(&["DSB", "Fed", "FetchBW"])
+        .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "IDQ.MITE_UOPS", "CORE"),
             read("c", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
-        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[
+        .computed_as("a / (a + b + c)", &[Event(0), Event(0), Event(1), Add, Event(2), Add, Div])
+        .threshold_when(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[
             Event(0), Num(0.7), Lt, Event(1), Num(4.0), Div, Num(0.35), Gt, Min,
         ]),
     metric("Info_Frontend_DSB_Switch_Cost", "", "TMA", Cpu)
-        .groups(&["DSBmiss"])
+        .in_groups(&["DSBmiss"])
         .reads(&[
             read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
             read("b", "DSB2MITE_SWITCHES.COUNT", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
-        .groups(&["Branches", "FetchBW"])
+        .in_groups(&["Branches", "FetchBW"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_ICache_Miss_Latency", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchLat", "IcMiss"])
+        .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
             read("a", "ICACHE_16B.IFDATA_STALL", "CORE"),
             read("b", "ICACHE_16B.IFDATA_STALL", "CORE").cmask(1).edge_detect(),
         ])
-        .formula("a / b + 2", &[Event(0), Event(1), Div, Num(2.0), Add]),
+        .computed_as("a / b + 2", &[Event(0), Event(1), Div, Num(2.0), Add]),
     metric("Info_Frontend_IpDSB_Miss_Ret", "", "TMA", Cpu)
-        .groups(&["DSBmiss", "Fed"])
+        .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FRONTEND_RETIRED.ANY_DSB_MISS", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Frontend_IpDSB_Miss_Ret"], "Info_Frontend_IpDSB_Miss_Ret < 50", &[Event(0), Num(50.0), Lt]),
     metric("Info_Frontend_IpUnknown_Branch", "", "TMA", Cpu)
-        .groups(&["Fed"])
+        .in_groups(&["Fed"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code", "", "TMA", Cpu)
-        .groups(&["IcMiss"])
+        .in_groups(&["IcMiss"])
         .reads(&[
             read("a", "FRONTEND_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Frontend_L2MPKI_Code_All", "", "TMA", Cpu)
-        .groups(&["IcMiss"])
+        .in_groups(&["IcMiss"])
         .reads(&[
             read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Botlnk_L2_DSB_Misses", "", "TMA", Cpu)
-        .groups(&["DSBmiss", "Fed"])
+        .in_groups(&["DSBmiss", "Fed"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -2557,7 +2557,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "IDQ.DSB_CYCLES_ANY", "CORE"),
             read("p", "IDQ.DSB_CYCLES_OK", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else c) / 2))", &[
+        .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else c) / 2))", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(2), Div, Mul,
             Event(4), Num(2.0), Event(5), Mul, Add, Event(2), Div, Event(6), Event(2), Div, Add,
@@ -2572,9 +2572,9 @@ pub static METRICS: &[MetricInfo] = &[
             Num(2.0), Div, Event(14), Event(15), Sub, Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Div, Num(2.0), Div, Add, Div, Add, Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_DSB_Misses"], "Info_Botlnk_L2_DSB_Misses > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_DSB_Bandwidth", "", "TMA", Cpu)
-        .groups(&["DSB", "Fed", "FetchBW"])
+        .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -2585,7 +2585,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "IDQ.ALL_MITE_CYCLES_ANY_UOPS", "CORE"),
             read("h", "IDQ.ALL_MITE_CYCLES_4_UOPS", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(0), Num(4.0), Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0),
@@ -2601,9 +2601,9 @@ pub static METRICS: &[MetricInfo] = &[
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
             Num(2.0), Div, Add, Div, Mul, Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_DSB_Bandwidth"], "Info_Botlnk_L2_DSB_Bandwidth > 10", &[Event(0), Num(10.0), Gt]),
     metric("Info_Botlnk_L2_IC_Misses", "", "TMA", Cpu)
-        .groups(&["Fed", "FetchLat", "IcMiss"])
+        .in_groups(&["Fed", "FetchLat", "IcMiss"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -2617,7 +2617,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "DECODE.LCP", "CORE"),
             read("k", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h / c) + 2 * i / c + j / c + k / c))", &[
+        .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h / c) + 2 * i / c + j / c + k / c))", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Num(2.0), Event(4), Mul,
             Add, Event(2), Div, Mul, Event(3), Num(2.0), Event(4), Mul, Add, Event(2), Div,
@@ -2625,27 +2625,27 @@ pub static METRICS: &[MetricInfo] = &[
             Event(2), Div, Add, Add, Num(2.0), Event(8), Mul, Event(2), Div, Add, Event(9),
             Event(2), Div, Add, Event(10), Event(2), Div, Add, Div, Mul,
         ])
-        .threshold(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
+        .threshold_when(&["Info_Botlnk_L2_IC_Misses"], "Info_Botlnk_L2_IC_Misses > 5", &[Event(0), Num(5.0), Gt]),
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
-        .groups(&["Bad", "BadSpec", "BrMispredicts"])
+        .in_groups(&["Bad", "BadSpec", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Indirect", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("c", "UOPS_ISSUED.ANY", "CORE"),
             read("d", "BR_MISP_EXEC.INDIRECT", "CORE"),
         ])
-        .formula("a / (b / c * d)", &[Event(0), Event(1), Event(2), Div, Event(3), Mul, Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
+        .computed_as("a / (b / c * d)", &[Event(0), Event(1), Event(2), Div, Event(3), Mul, Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
     metric("Info_Bad_Spec_Branch_Misprediction_Cost", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -2667,7 +2667,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("r", "DECODE.LCP", "CORE"),
             read("s", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f / 100", &[
+        .computed_as("100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f / 100", &[
             Num(100.0), Num(1.0), Num(10.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Mul, Event(5), Event(5), Event(6), Add, Div, Event(1), Event(0), Sub, Num(4.0),
@@ -2690,38 +2690,38 @@ pub static METRICS: &[MetricInfo] = &[
             Event(4), Select, Mul, Mul, Num(4.0), Div, Event(5), Div, Num(100.0), Div,
         ]),
     metric("Info_Bad_Spec_Spec_Clears_Ratio", "", "TMA", Cpu)
-        .groups(&["BrMispredicts"])
+        .in_groups(&["BrMispredicts"])
         .reads(&[
             read("a", "INT_MISC.CLEARS_COUNT", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("c", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Branches_Cond_NT", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches", "CodeGen", "PGO"])
+        .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NOT_TAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Branches_Cond_TK", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches", "CodeGen", "PGO"])
+        .in_groups(&["Bad", "Branches", "CodeGen", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.CONDITIONAL", "CORE"),
             read("b", "BR_INST_RETIRED.NOT_TAKEN", "CORE"),
             read("c", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a - b) / c", &[Event(0), Event(1), Sub, Event(2), Div]),
+        .computed_as("(a - b) / c", &[Event(0), Event(1), Sub, Event(2), Div]),
     metric("Info_Branches_CallRet", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches"])
+        .in_groups(&["Bad", "Branches"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_RETURN", "CORE"),
             read("c", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
+        .computed_as("(a + b) / c", &[Event(0), Event(1), Add, Event(2), Div]),
     metric("Info_Branches_Jump", "", "TMA", Cpu)
-        .groups(&["Bad", "Branches"])
+        .in_groups(&["Bad", "Branches"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
             read("b", "BR_INST_RETIRED.COND", "CORE"),
@@ -2729,133 +2729,133 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
             read("e", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("(a - (b - c) - 2 * d) / e", &[
+        .computed_as("(a - (b - c) - 2 * d) / e", &[
             Event(0), Event(1), Event(2), Sub, Sub, Num(2.0), Event(3), Mul, Sub, Event(4), Div,
         ]),
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBound", "MemoryLat"])
+        .in_groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("c", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Memory_MLP", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBound", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBound", "MemoryBW"])
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "L1D_PEND_MISS.PENDING_CYCLES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_L1MPKI", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L1_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1MPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.ALL_DEMAND_DATA_RD", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "Backend", "CacheHits"])
+        .in_groups(&["Mem", "Backend", "CacheHits"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_All", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem", "Offcore"])
+        .in_groups(&["CacheHits", "Mem", "Offcore"])
         .reads(&[
             read("a", "L2_RQSTS.MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.DEMAND_DATA_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_RFO", "", "TMA", Cpu)
-        .groups(&["CacheMisses", "Offcore"])
+        .in_groups(&["CacheMisses", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.DEMAND_RFO", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2HPKI_All", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.REFERENCES", "CORE"),
             read("b", "L2_RQSTS.MISS", "CORE"),
             read("c", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
+        .computed_as("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
     metric("Info_Memory_L2HPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.DEMAND_DATA_RD_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L3MPKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.L3_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_FB_HPKI", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "MEM_LOAD_RETIRED.FB_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1D_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L3_Cache_Access_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW", "Offcore"])
+        .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "ITLB_MISSES.WALK_PENDING", "CORE"),
             read("b", "DTLB_LOAD_MISSES.WALK_PENDING", "CORE"),
@@ -2864,112 +2864,112 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c + d) / (2 * (e / 2 if HYPERTHREADING_ON else f))", &[
+        .computed_as("(a + b + c + d) / (2 * (e / 2 if HYPERTHREADING_ON else f))", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(2.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
         ])
-        .threshold(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
+        .threshold_when(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Memory_TLB_Code_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Fed", "MemoryTLB"])
+        .in_groups(&["Fed", "MemoryTLB"])
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Load_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_TLB_Store_STLB_MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L3_Cache_Access_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW", "Offcore"])
+        .in_groups(&["Mem", "MemoryBW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.ALL_REQUESTS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L2_Evictions_Silent_PKI", "", "TMA", Cpu)
-        .groups(&["L2Evicts", "Mem", "Server"])
+        .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
             read("a", "L2_LINES_OUT.SILENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Core_L2_Evictions_NonSilent_PKI", "", "TMA", Cpu)
-        .groups(&["L2Evicts", "Mem", "Server"])
+        .in_groups(&["L2Evicts", "Mem", "Server"])
         .reads(&[
             read("a", "L2_LINES_OUT.NON_SILENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
-        .groups(&["LockCont", "Memory_Lat", "Offcore"])
+        .in_groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_MLP", "", "TMA", Cpu)
-        .groups(&["Memory_BW", "Offcore"])
+        .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Data_L2_MLP", "", "TMA", Cpu)
-        .groups(&["Memory_BW", "Offcore"])
+        .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Mix_UC_Load_PKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "MEM_LOAD_MISC_RETIRED.UC", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
-        .groups(&["Cor", "Flops", "HPC"])
+        .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
@@ -2977,106 +2977,106 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.8_FLOPS", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
             Event(3), Mul, Add, Num(16.0), Event(4), Mul, Add, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_Power_License0_Utilization", "", "TMA", Cpu)
-        .groups(&["Power"])
+        .in_groups(&["Power"])
         .reads(&[
             read("a", "CORE_POWER.LVL0_TURBO_LICENSE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div, Select,
         ]),
     metric("Info_System_Power_License1_Utilization", "", "TMA", Cpu)
-        .groups(&["Power"])
+        .in_groups(&["Power"])
         .reads(&[
             read("a", "CORE_POWER.LVL1_TURBO_LICENSE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div, Select,
         ])
-        .threshold(&["Info_System_Power_License1_Utilization"], "Info_System_Power_License1_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
+        .threshold_when(&["Info_System_Power_License1_Utilization"], "Info_System_Power_License1_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_System_Power_License2_Utilization", "", "TMA", Cpu)
-        .groups(&["Power"])
+        .in_groups(&["Power"])
         .reads(&[
             read("a", "CORE_POWER.LVL2_TURBO_LICENSE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div,
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Div,
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div, Select,
         ])
-        .threshold(&["Info_System_Power_License2_Utilization"], "Info_System_Power_License2_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
+        .threshold_when(&["Info_System_Power_License2_Utilization"], "Info_System_Power_License2_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
-        .groups(&["SMT"])
+        .in_groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
         ])
-        .formula("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[
+        .computed_as("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Num(2.0), Div, Div,
             Sub, Num(0.0), Select,
         ]),
     metric("Info_System_DRAM_BW_Use", "GB/sec", "TMA", Socket)
-        .groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
+        .in_groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_IO_Read_BW", "GB/sec", "TMA", Socket)
-        .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
+        .in_groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", "IIO"),
             read("b", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", "IIO"),
             read("c", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", "IIO"),
             read("d", "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", "IIO"),
         ])
-        .formula("(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul,
             Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_IO_Write_BW", "GB/sec", "TMA", Socket)
-        .groups(&["IoBW", "MemOffcore", "SoC", "Server"])
+        .in_groups(&["IoBW", "MemOffcore", "SoC", "Server"])
         .reads(&[
             read("a", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", "IIO"),
             read("b", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", "IIO"),
             read("c", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", "IIO"),
             read("d", "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", "IIO"),
         ])
-        .formula("(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("(a + b + c + d) * 4 / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0), Mul,
             Num(1000000000.0), Div, Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_Time", "", "TMA", Socket)
-        .groups(&["Summary"])
-        .formula("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
-        .threshold(&["Info_System_Time"], "Info_System_Time < 1", &[Event(0), Num(1.0), Lt]),
+        .in_groups(&["Summary"])
+        .computed_as("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
+        .threshold_when(&["Info_System_Time"], "Info_System_Time < 1", &[Event(0), Num(1.0), Lt]),
     metric("Info_System_MUX", "", "TMA", Cpu)
-        .groups(&["Summary"])
+        .in_groups(&["Summary"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
 ];

@@ -12,18 +12,18 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Cpu)
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("ipc", "instructions per cycle", "CPI", Cpu)
         .about("Instructions retired per unhalted core cycle, from the architectural events Instructions Retired (0xC0) and UnHalted Core Cycles (0x3C) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["Summary"])
+        .in_groups(&["Summary"])
         .reads(&[
             read("inst", "INST_RETIRED.ANY_P", "CORE"),
             read("cycles", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("inst / cycles", &[Event(0), Event(1), Div]),
+        .computed_as("inst / cycles", &[Event(0), Event(1), Div]),
 ];

@@ -12,65 +12,65 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Cpu)
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("ipc", "instructions per cycle", "CPI", Cpu)
         .about("Instructions retired per unhalted core cycle, from the architectural events Instructions Retired (0xC0) and UnHalted Core Cycles (0x3C) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["Summary"])
+        .in_groups(&["Summary"])
         .reads(&[
             read("inst", "INST_RETIRED.ANY_P", "CORE"),
             read("cycles", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("inst / cycles", &[Event(0), Event(1), Div]),
+        .computed_as("inst / cycles", &[Event(0), Event(1), Div]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .about("Bytes read from DRAM per second, in MB/s: every CAS read moves one 64-byte line (iMC CAS_COUNT.RD, summed over the socket's channels).")
-        .groups(&["MemoryBW"])
+        .in_groups(&["MemoryBW"])
         .reads(&[
             read("rd", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("rd * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("rd * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .about("Bytes written to DRAM per second, in MB/s: every CAS write moves one 64-byte line (iMC CAS_COUNT.WR, summed over the socket's channels).")
-        .groups(&["MemoryBW"])
+        .in_groups(&["MemoryBW"])
         .reads(&[
             read("wr", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("wr * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("wr * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
         .about("Bytes read from and written to DRAM per second, in MB/s (64 bytes per CAS).")
-        .groups(&["MemoryBW"])
+        .in_groups(&["MemoryBW"])
         .reads(&[
             read("rd", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("wr", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
         .about("Share of the core's issue slots (4 a cycle) in which the front end delivered no uop while the back end could take one. With Hyper-Threading the slots are the core's: half the thread's cycles, scaled up by the share of cycles one thread ran alone.")
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
         ])
-        .formula("100 * a / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * a / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Num(1.0), Event(2), Event(3), Div, Add, Mul, Event(1), Select, Mul, Div,
         ]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
         .about("Share of issue slots spent on uops that never retired, and on the cycles the issue stage recovered from a misprediction (4 slots each).")
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("i", "UOPS_ISSUED.ANY", "CORE"),
             read("r", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
@@ -80,7 +80,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
         ])
-        .formula("100 * (i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec)) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec)) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Num(1.0), Event(5),
@@ -88,20 +88,20 @@ pub static METRICS: &[MetricInfo] = &[
         ]),
     metric("Retiring", "percent", "TMA", Cpu)
         .about("Share of issue slots filled by uops that retired.")
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("r", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
         ])
-        .formula("100 * r / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * r / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Num(1.0), Event(2), Event(3), Div, Add, Mul, Event(1), Select, Mul, Div,
         ]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
         .about("Share of issue slots lost because the back end could not take uops: what the other three categories leave.")
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("i", "UOPS_ISSUED.ANY", "CORE"),
@@ -112,7 +112,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("one", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("xclk", "CPU_CLK_UNHALTED.REF_XCLK", "CORE"),
         ])
-        .formula("100 - 100 * (a + i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec) + r) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 - 100 * (a + i - r + 4 * (rec_any / 2 if HYPERTHREADING_ON else rec) + r) / (4 * (c / 2 * (1 + one / xclk) if HYPERTHREADING_ON else c))", &[
             Num(100.0), Num(100.0), Event(0), Event(1), Add, Event(2), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Add,
             Event(2), Add, Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(5), Num(2.0),

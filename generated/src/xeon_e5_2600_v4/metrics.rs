@@ -12,101 +12,101 @@ use crate::metrics::Op::*;
 pub static METRICS: &[MetricInfo] = &[
     metric("llc_hit_rate", "percent", "Cache", Cpu)
         .about("Share of the core's last-level cache references that hit: references less misses, over references, from the architectural events LLC Reference (0x2E/0x4F) and LLC Misses (0x2E/0x41) of SDM Vol. 3B, Table 18-1.")
-        .groups(&["CacheHits"])
+        .in_groups(&["CacheHits"])
         .reads(&[
             read("refs", "LONGEST_LAT_CACHE.REFERENCE", "CORE"),
             read("misses", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
+        .computed_as("100 * (refs - misses) / refs", &[Num(100.0), Event(0), Event(1), Sub, Mul, Event(0), Div]),
     metric("cpi", "per instruction", "CPI", Cpu)
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("loads_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("stores_per_instr", "per instruction", "", Cpu)
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1d_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L1_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l1_i_code_read_misses_with_prefetches_per_instr", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "L2_RQSTS.ALL_CODE_RD", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_hits_per_instr", "per instruction", "D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L2_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_mpi", "per instruction", "MPI", Cpu)
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_data_read_mpi", "per instruction", "MPI, D-side", Cpu)
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("l2_demand_code_mpi", "per instruction", "MPI, I-side", Cpu)
         .reads(&[
             read("a", "L2_RQSTS.CODE_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("itlb_large_page_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "ITLB_MISSES.WALK_COMPLETED_2M_4M", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_load_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("dtlb_store_mpi", "per instruction", "", Cpu)
         .reads(&[
             read("a", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("uncore_frequency", "GHz", "Freq", Socket)
         .reads(&[
             read("a", "UNC_C_CLOCKTICKS", "CBO"),
         ])
-        .formula("a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Const(Constant::CoresPerSocket), Const(Constant::SocketCount), Mul, Div,
             Num(1000000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
@@ -114,21 +114,21 @@ pub static METRICS: &[MetricInfo] = &[
         .reads(&[
             read("a", "UNC_Q_TxL_FLITS_G0.DATA", "QPI"),
         ])
-        .formula("a * 8 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 8 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(8.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_read", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_write", "MB/sec", "BW, MC", Socket)
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("a * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Num(64.0), Mul, Num(1000000.0), Div, Const(Constant::DurationSeconds), Div,
         ]),
     metric("memory_bandwidth_total", "MB/sec", "BW, MC", Socket)
@@ -136,7 +136,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
+        .computed_as("(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS", &[
             Event(0), Event(1), Add, Num(64.0), Mul, Num(1000000.0), Div,
             Const(Constant::DurationSeconds), Div,
         ]),
@@ -145,238 +145,238 @@ pub static METRICS: &[MetricInfo] = &[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("percent_uops_delivered_from_legacy_decode_pipeline", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.MITE_UOPS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("percent_uops_delivered_from_microcode_sequencer", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "IDQ.MS_UOPS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("percent_uops_delivered_from_loop_stream_detector", "percent", "I-side", Cpu)
         .reads(&[
             read("a", "LSD.UOPS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("Frontend_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
+        .in_groups(&["BvFB", "BvIO", "TmaL1", "PGO"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
+        .threshold_when(&["Frontend_Bound"], "Frontend_Bound > 15", &[Event(0), Num(15.0), Gt]),
     metric("Fetch_Latency", "percent", "TMA", Cpu)
-        .groups(&["Frontend", "TmaL2"])
-        .level(2)
-        .parent("Frontend_Bound")
+        .in_groups(&["Frontend", "TmaL2"])
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(4.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Fetch_Latency", "Frontend_Bound"], "min(Fetch_Latency > 10, Frontend_Bound > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("ICache_Misses", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat", "IcMiss"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ICACHE.IFDATA_STALL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["ICache_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ICache_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("ITLB_Misses", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat", "MemoryTLB"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ITLB_MISSES.STLB_HIT", "CORE"),
             read("b", "ITLB_MISSES.WALK_DURATION", "CORE").cmask(1),
             read("c", "ITLB_MISSES.WALK_COMPLETED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((14 * a + b + 7 * c) / d)", &[
+        .computed_as("100 * ((14 * a + b + 7 * c) / d)", &[
             Num(100.0), Num(14.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
             Event(3), Div, Mul,
         ])
-        .threshold(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["ITLB_Misses", "Fetch_Latency", "Frontend_Bound"], "min(min(ITLB_Misses > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Branch_Resteers", "percent", "TMA", Cpu)
-        .groups(&["FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
             read("c", "BACLEARS.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (12 * (a + b + c) / d)", &[
+        .computed_as("100 * (12 * (a + b + c) / d)", &[
             Num(100.0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul,
         ])
-        .threshold(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(Branch_Resteers > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Mispredicts_Resteers", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BrMispredicts", "BvMP"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BadSpec", "BrMispredicts", "BvMP"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
             read("c", "BACLEARS.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (12 * (a + b + c) / d) / (a + b + c))", &[
+        .computed_as("100 * (a * (12 * (a + b + c) / d) / (a + b + c))", &[
             Num(100.0), Event(0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3),
             Div, Mul, Event(0), Event(1), Add, Event(2), Add, Div, Mul,
         ])
-        .threshold(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Mispredicts_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Mispredicts_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Clears_Resteers", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "MachineClears"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BadSpec", "MachineClears"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "MACHINE_CLEARS.COUNT", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("c", "BACLEARS.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a * (12 * (b + a + c) / d) / (b + a + c))", &[
+        .computed_as("100 * (a * (12 * (b + a + c) / d) / (b + a + c))", &[
             Num(100.0), Event(0), Num(12.0), Event(1), Event(0), Add, Event(2), Add, Mul, Event(3),
             Div, Mul, Event(1), Event(0), Add, Event(2), Add, Div, Mul,
         ])
-        .threshold(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Clears_Resteers", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Clears_Resteers > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("Unknown_Branches", "percent", "TMA", Cpu)
-        .groups(&["BigFootprint", "BvBC", "FetchLat"])
-        .level(4)
-        .parent("Branch_Resteers")
+        .in_groups(&["BigFootprint", "BvBC", "FetchLat"])
+        .at_level(4)
+        .child_of("Branch_Resteers")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
             read("c", "BACLEARS.ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (12 * (a + b + c) / d - a * (12 * (a + b + c) / d) / (a + b + c) - b * (12 * (a + b + c) / d) / (a + b + c))", &[
+        .computed_as("100 * (12 * (a + b + c) / d - a * (12 * (a + b + c) / d) / (a + b + c) - b * (12 * (a + b + c) / d) / (a + b + c))", &[
             Num(100.0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div,
             Event(0), Num(12.0), Event(0), Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul,
             Event(0), Event(1), Add, Event(2), Add, Div, Sub, Event(1), Num(12.0), Event(0),
             Event(1), Add, Event(2), Add, Mul, Event(3), Div, Mul, Event(0), Event(1), Add,
             Event(2), Add, Div, Sub, Mul,
         ])
-        .threshold(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .threshold_when(&["Unknown_Branches", "Branch_Resteers", "Fetch_Latency", "Frontend_Bound"], "min(min(min(Unknown_Branches > 5, Branch_Resteers > 5), Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(15.0), Gt, Min,
         ]),
     metric("MS_Switches", "percent", "TMA", Cpu)
-        .groups(&["FetchLat", "MicroSeq"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat", "MicroSeq"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "IDQ.MS_SWITCHES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (2 * a / b)", &[Num(100.0), Num(2.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (2 * a / b)", &[Num(100.0), Num(2.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["MS_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(MS_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("LCP", "percent", "TMA", Cpu)
-        .groups(&["FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "ILD_STALL.LCP", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["LCP", "Fetch_Latency", "Frontend_Bound"], "min(min(LCP > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("DSB_Switches", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchLat"])
-        .level(3)
-        .parent("Fetch_Latency")
+        .in_groups(&["DSBmiss", "FetchLat"])
+        .at_level(3)
+        .child_of("Fetch_Latency")
         .reads(&[
             read("a", "DSB2MITE_SWITCHES.PENALTY_CYCLES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["DSB_Switches", "Fetch_Latency", "Frontend_Bound"], "min(min(DSB_Switches > 5, Fetch_Latency > 10), Frontend_Bound > 15)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(15.0), Gt, Min,
         ]),
     metric("Fetch_Bandwidth", "percent", "TMA", Cpu)
-        .groups(&["FetchBW", "Frontend", "TmaL2"])
-        .level(2)
-        .parent("Frontend_Bound")
+        .in_groups(&["FetchBW", "Frontend", "TmaL2"])
+        .at_level(2)
+        .child_of("Frontend_Bound")
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("d", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Num(4.0), Event(3), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Sub, Mul,
         ])
-        .threshold(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Fetch_Bandwidth"], "Fetch_Bandwidth > 20", &[Event(0), Num(20.0), Gt]),
     metric("MITE", "percent", "TMA", Cpu)
-        .groups(&["DSBmiss", "FetchBW"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["DSBmiss", "FetchBW"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.ALL_MITE_CYCLES_ANY_UOPS", "CORE"),
             read("b", "IDQ.ALL_MITE_CYCLES_4_UOPS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["MITE", "Fetch_Bandwidth"], "min(MITE > 10, Fetch_Bandwidth > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("DSB", "percent", "TMA", Cpu)
-        .groups(&["DSB", "FetchBW"])
-        .level(3)
-        .parent("Fetch_Bandwidth")
+        .in_groups(&["DSB", "FetchBW"])
+        .at_level(3)
+        .child_of("Fetch_Bandwidth")
         .reads(&[
             read("a", "IDQ.ALL_DSB_CYCLES_ANY_UOPS", "CORE"),
             read("b", "IDQ.ALL_DSB_CYCLES_4_UOPS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
+        .computed_as("100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)", &[
             Num(100.0), Event(0), Event(1), Sub, Const(Constant::HyperthreadingOn), Event(2),
             Num(2.0), Div, Event(3), Select, Div, Num(2.0), Div, Mul,
         ])
-        .threshold(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["DSB", "Fetch_Bandwidth"], "min(DSB > 15, Fetch_Bandwidth > 20)", &[Event(0), Num(15.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Bad_Speculation", "percent", "TMA", Cpu)
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "UOPS_ISSUED.ANY", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
@@ -385,17 +385,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+        .computed_as("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
+        .threshold_when(&["Bad_Speculation"], "Bad_Speculation > 15", &[Event(0), Num(15.0), Gt]),
     metric("Branch_Mispredicts", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
-        .level(2)
-        .parent("Bad_Speculation")
+        .in_groups(&["BadSpec", "BrMispredicts", "BvMP", "TmaL2"])
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "MACHINE_CLEARS.COUNT", "CORE"),
@@ -406,17 +406,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[
+        .computed_as("100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))", &[
             Num(100.0), Event(0), Event(0), Event(1), Add, Div, Event(2), Event(3), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Add,
             Num(4.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div, Event(7), Select,
             Mul, Div, Mul, Mul,
         ])
-        .threshold(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Branch_Mispredicts", "Bad_Speculation"], "min(Branch_Mispredicts > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Machine_Clears", "percent", "TMA", Cpu)
-        .groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
-        .level(2)
-        .parent("Bad_Speculation")
+        .in_groups(&["BadSpec", "BvMS", "MachineClears", "TmaL2"])
+        .at_level(2)
+        .child_of("Bad_Speculation")
         .reads(&[
             read("a", "UOPS_ISSUED.ANY", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
@@ -427,7 +427,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
             read("h", "MACHINE_CLEARS.COUNT", "CORE"),
         ])
-        .formula("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[
+        .computed_as("100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))", &[
             Num(100.0), Event(0), Event(1), Sub, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(2), Num(2.0), Div, Event(3), Select, Mul, Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
@@ -436,9 +436,9 @@ pub static METRICS: &[MetricInfo] = &[
             Num(4.0), Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select,
             Mul, Div, Mul, Sub, Mul,
         ])
-        .threshold(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
+        .threshold_when(&["Machine_Clears", "Bad_Speculation"], "min(Machine_Clears > 10, Bad_Speculation > 15)", &[Event(0), Num(10.0), Gt, Event(1), Num(15.0), Gt, Min]),
     metric("Backend_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvOB", "TmaL1"])
+        .in_groups(&["BvOB", "TmaL1"])
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -448,7 +448,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("f", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
             read("g", "INT_MISC.RECOVERY_CYCLES", "CORE"),
         ])
-        .formula("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
+        .computed_as("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Add,
@@ -456,11 +456,11 @@ pub static METRICS: &[MetricInfo] = &[
             Mul, Div, Add, Event(4), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Mul, Div, Add, Sub, Mul,
         ])
-        .threshold(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
+        .threshold_when(&["Backend_Bound"], "Backend_Bound > 20", &[Event(0), Num(20.0), Gt]),
     metric("Memory_Bound", "percent", "TMA", Cpu)
-        .groups(&["Backend", "TmaL2"])
-        .level(2)
-        .parent("Backend_Bound")
+        .in_groups(&["Backend", "TmaL2"])
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
             read("b", "RESOURCE_STALLS.SB", "CORE"),
@@ -479,7 +479,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "INT_MISC.RECOVERY_CYCLES_ANY", "CORE"),
             read("p", "INT_MISC.RECOVERY_CYCLES", "CORE"),
         ])
-        .formula("100 * ((a + b) / (c + d - (e if f / g > 1.8 else h) - (i if 4 * j / (4 * (k / 2 if HYPERTHREADING_ON else g)) > 0.1 else 0) + b) * (1 - (l / (4 * (k / 2 if HYPERTHREADING_ON else g)) + (m - n + 4 * (o / 2 if HYPERTHREADING_ON else p)) / (4 * (k / 2 if HYPERTHREADING_ON else g)) + n / (4 * (k / 2 if HYPERTHREADING_ON else g)))))", &[
+        .computed_as("100 * ((a + b) / (c + d - (e if f / g > 1.8 else h) - (i if 4 * j / (4 * (k / 2 if HYPERTHREADING_ON else g)) > 0.1 else 0) + b) * (1 - (l / (4 * (k / 2 if HYPERTHREADING_ON else g)) + (m - n + 4 * (o / 2 if HYPERTHREADING_ON else p)) / (4 * (k / 2 if HYPERTHREADING_ON else g)) + n / (4 * (k / 2 if HYPERTHREADING_ON else g)))))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Event(3), Add, Event(5), Event(6), Div,
             Num(1.8), Gt, Event(4), Event(7), Select, Sub, Num(4.0), Event(9), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(10), Num(2.0), Div, Event(6), Select, Mul,
@@ -491,72 +491,72 @@ pub static METRICS: &[MetricInfo] = &[
             Select, Mul, Div, Add, Event(13), Num(4.0), Const(Constant::HyperthreadingOn),
             Event(10), Num(2.0), Div, Event(6), Select, Mul, Div, Add, Sub, Mul, Mul,
         ])
-        .threshold(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["Memory_Bound", "Backend_Bound"], "min(Memory_Bound > 20, Backend_Bound > 20)", &[Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("L1_Bound", "percent", "TMA", Cpu)
-        .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
             read("b", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * max((a - b) / c, 0)", &[
+        .computed_as("100 * max((a - b) / c, 0)", &[
             Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Num(0.0), Max, Mul,
         ])
-        .threshold(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L1_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("DTLB_Load", "percent", "TMA", Cpu)
-        .groups(&["BvMT", "MemoryTLB"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvMT", "MemoryTLB"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "DTLB_LOAD_MISSES.STLB_HIT", "CORE"),
             read("b", "DTLB_LOAD_MISSES.WALK_DURATION", "CORE").cmask(1),
             read("c", "DTLB_LOAD_MISSES.WALK_COMPLETED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((8 * a + b + 7 * c) / d)", &[
+        .computed_as("100 * ((8 * a + b + 7 * c) / d)", &[
             Num(100.0), Num(8.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
             Event(3), Div, Mul,
         ])
-        .threshold(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DTLB_Load", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Load > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Store_Fwd_Blk", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "LD_BLOCKS.STORE_FORWARD", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
-        .threshold(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (13 * a / b)", &[Num(100.0), Num(13.0), Event(0), Mul, Event(1), Div, Mul])
+        .threshold_when(&["Store_Fwd_Blk", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Fwd_Blk > 10, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Lock_Latency", "percent", "TMA", Cpu)
-        .groups(&["LockCont", "Offcore"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["LockCont", "Offcore"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.LOCK_LOADS", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("d", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * (a / b * min(c, d) / c)", &[
+        .computed_as("100 * (a / b * min(c, d) / c)", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Event(3), Min, Mul, Event(2), Div, Mul,
         ])
-        .threshold(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Lock_Latency", "L1_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Lock_Latency > 20, L1_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Split_Loads", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS", "CORE"),
@@ -564,22 +564,22 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "LD_BLOCKS.NO_SR", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[
+        .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
         ])
-        .threshold(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
+        .threshold_when(&["Split_Loads"], "Split_Loads > 30", &[Event(0), Num(30.0), Gt]),
     metric("4K_Aliasing", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("L1_Bound")
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul]),
     metric("FB_Full", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW"])
-        .level(4)
-        .parent("L1_Bound")
+        .in_groups(&["BvMB", "MemoryBW"])
+        .at_level(4)
+        .child_of("L1_Bound")
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS", "CORE"),
@@ -587,44 +587,44 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "L1D_PEND_MISS.FB_FULL", "CORE").cmask(1),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b + c) * d / e)", &[
+        .computed_as("100 * (a / (b + c) * d / e)", &[
             Num(100.0), Event(0), Event(1), Event(2), Add, Div, Event(3), Mul, Event(4), Div, Mul,
         ])
-        .threshold(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
+        .threshold_when(&["FB_Full"], "FB_Full > 30", &[Event(0), Num(30.0), Gt]),
     metric("L2_Bound", "percent", "TMA", Cpu)
-        .groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["BvML", "CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_L1D_MISS", "CORE"),
             read("b", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
-        .threshold(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * ((a - b) / c)", &[Num(100.0), Event(0), Event(1), Sub, Event(2), Div, Mul])
+        .threshold_when(&["L2_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L2_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("L3_Bound", "percent", "TMA", Cpu)
-        .groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["CacheHits", "MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.L3_MISS", "CORE"),
             read("c", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (a + 7 * b) * c / d)", &[
+        .computed_as("100 * (a / (a + 7 * b) * c / d)", &[
             Num(100.0), Event(0), Event(0), Num(7.0), Event(1), Mul, Add, Div, Event(2), Mul,
             Event(3), Div, Mul,
         ])
-        .threshold(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(L3_Bound > 5, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Contested_Accesses", "percent", "TMA", Cpu)
-        .groups(&["BvMS", "DataSharing", "LockCont", "Offcore", "Snoop"])
-        .level(4)
-        .parent("L3_Bound")
+        .in_groups(&["BvMS", "DataSharing", "LockCont", "Offcore", "Snoop"])
+        .at_level(4)
+        .child_of("L3_Bound")
         .reads(&[
             read("a", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
@@ -638,21 +638,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((60 * (a * (1 + b / (c + d + e + a + f + g + h + i + j))) + 43 * (f * (1 + b / (c + d + e + a + f + g + h + i + j)))) / k)", &[
+        .computed_as("100 * ((60 * (a * (1 + b / (c + d + e + a + f + g + h + i + j))) + 43 * (f * (1 + b / (c + d + e + a + f + g + h + i + j)))) / k)", &[
             Num(100.0), Num(60.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(4),
             Add, Event(0), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add,
             Event(9), Add, Div, Add, Mul, Mul, Num(43.0), Event(5), Num(1.0), Event(1), Event(2),
             Event(3), Add, Event(4), Add, Event(0), Add, Event(5), Add, Event(6), Add, Event(7),
             Add, Event(8), Add, Event(9), Add, Div, Add, Mul, Mul, Add, Event(10), Div, Mul,
         ])
-        .threshold(&["Contested_Accesses", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Contested_Accesses > 5, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Contested_Accesses", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Contested_Accesses > 5, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Data_Sharing", "percent", "TMA", Cpu)
-        .groups(&["BvMS", "Offcore", "Snoop"])
-        .level(4)
-        .parent("L3_Bound")
+        .in_groups(&["BvMS", "Offcore", "Snoop"])
+        .at_level(4)
+        .child_of("L3_Bound")
         .reads(&[
             read("a", "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
@@ -666,19 +666,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (43 * (a * (1 + b / (c + d + a + e + f + g + h + i + j))) / k)", &[
+        .computed_as("100 * (43 * (a * (1 + b / (c + d + a + e + f + g + h + i + j))) / k)", &[
             Num(100.0), Num(43.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add, Event(0),
             Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add,
             Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul,
         ])
-        .threshold(&["Data_Sharing", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Data_Sharing > 5, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Data_Sharing", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Data_Sharing > 5, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("L3_Hit_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "MemoryLat"])
-        .level(4)
-        .parent("L3_Bound")
+        .in_groups(&["BvML", "MemoryLat"])
+        .at_level(4)
+        .child_of("L3_Bound")
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
@@ -692,84 +692,84 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (41 * (a * (1 + b / (c + a + d + e + f + g + h + i + j))) / k)", &[
+        .computed_as("100 * (41 * (a * (1 + b / (c + a + d + e + f + g + h + i + j))) / k)", &[
             Num(100.0), Num(41.0), Event(0), Num(1.0), Event(1), Event(2), Event(0), Add, Event(3),
             Add, Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add,
             Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul,
         ])
-        .threshold(&["L3_Hit_Latency", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L3_Hit_Latency > 10, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["L3_Hit_Latency", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(L3_Hit_Latency > 10, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("SQ_Full", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW", "Offcore"])
-        .level(4)
-        .parent("L3_Bound")
+        .in_groups(&["BvMB", "MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("L3_Bound")
         .reads(&[
             read("a", "OFFCORE_REQUESTS_BUFFER.SQ_FULL", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(0),
             Select, Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div, Mul,
         ])
-        .threshold(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["SQ_Full", "L3_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(SQ_Full > 30, L3_Bound > 5), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(30.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("DRAM_Bound", "percent", "TMA", Cpu)
-        .groups(&["MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L3_HIT", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.L3_MISS", "CORE"),
             read("c", "CYCLE_ACTIVITY.STALLS_L2_MISS", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((1 - a / (a + 7 * b)) * c / d)", &[
+        .computed_as("100 * ((1 - a / (a + 7 * b)) * c / d)", &[
             Num(100.0), Num(1.0), Event(0), Event(0), Num(7.0), Event(1), Mul, Add, Div, Sub,
             Event(2), Mul, Event(3), Div, Mul,
         ])
-        .threshold(&["DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(DRAM_Bound > 10, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("MEM_Bandwidth", "percent", "TMA", Cpu)
-        .groups(&["BvMB", "MemoryBW", "Offcore"])
-        .level(4)
-        .parent("DRAM_Bound")
+        .in_groups(&["BvMB", "MemoryBW", "Offcore"])
+        .at_level(4)
+        .child_of("DRAM_Bound")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
-        .threshold(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (min(a, b) / a)", &[Num(100.0), Event(0), Event(1), Min, Event(0), Div, Mul])
+        .threshold_when(&["MEM_Bandwidth", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Bandwidth > 20, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("MEM_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "MemoryLat", "Offcore"])
-        .level(4)
-        .parent("DRAM_Bound")
+        .in_groups(&["BvML", "MemoryLat", "Offcore"])
+        .at_level(4)
+        .child_of("DRAM_Bound")
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
             read("c", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE").cmask(4),
         ])
-        .formula("100 * (min(a, b) / a - min(a, c) / a)", &[
+        .computed_as("100 * (min(a, b) / a - min(a, c) / a)", &[
             Num(100.0), Event(0), Event(1), Min, Event(0), Div, Event(0), Event(2), Min, Event(0),
             Div, Sub, Mul,
         ])
-        .threshold(&["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(MEM_Latency > 10, DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Local_MEM", "percent", "TMA", Cpu)
-        .groups(&["Server"])
-        .level(5)
-        .parent("MEM_Latency")
+        .in_groups(&["Server"])
+        .at_level(5)
+        .child_of("MEM_Latency")
         .reads(&[
             read("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
@@ -783,19 +783,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (200 * (a * (1 + b / (c + d + e + f + g + a + h + i + j))) / k)", &[
+        .computed_as("100 * (200 * (a * (1 + b / (c + d + e + f + g + a + h + i + j))) / k)", &[
             Num(100.0), Num(200.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
             Event(4), Add, Event(5), Add, Event(6), Add, Event(0), Add, Event(7), Add, Event(8),
             Add, Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul,
         ])
-        .threshold(&["Local_MEM", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Local_MEM > 10, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Local_MEM", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Local_MEM > 10, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Remote_MEM", "percent", "TMA", Cpu)
-        .groups(&["Server", "Snoop"])
-        .level(5)
-        .parent("MEM_Latency")
+        .in_groups(&["Server", "Snoop"])
+        .at_level(5)
+        .child_of("MEM_Latency")
         .reads(&[
             read("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
@@ -809,19 +809,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (310 * (a * (1 + b / (c + d + e + f + g + h + a + i + j))) / k)", &[
+        .computed_as("100 * (310 * (a * (1 + b / (c + d + e + f + g + h + a + i + j))) / k)", &[
             Num(100.0), Num(310.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
             Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(0), Add, Event(8),
             Add, Event(9), Add, Div, Add, Mul, Mul, Event(10), Div, Mul,
         ])
-        .threshold(&["Remote_MEM", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Remote_MEM > 10, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Remote_MEM", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Remote_MEM > 10, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Remote_Cache", "percent", "TMA", Cpu)
-        .groups(&["Offcore", "Server", "Snoop"])
-        .level(5)
-        .parent("MEM_Latency")
+        .in_groups(&["Offcore", "Server", "Snoop"])
+        .at_level(5)
+        .child_of("MEM_Latency")
         .reads(&[
             read("a", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
@@ -835,7 +835,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", "CORE"),
             read("k", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((200 * (a * (1 + b / (c + d + e + f + g + h + i + a + j))) + 180 * (j * (1 + b / (c + d + e + f + g + h + i + a + j)))) / k)", &[
+        .computed_as("100 * ((200 * (a * (1 + b / (c + d + e + f + g + h + i + a + j))) + 180 * (j * (1 + b / (c + d + e + f + g + h + i + a + j)))) / k)", &[
             Num(100.0), Num(200.0), Event(0), Num(1.0), Event(1), Event(2), Event(3), Add,
             Event(4), Add, Event(5), Add, Event(6), Add, Event(7), Add, Event(8), Add, Event(0),
             Add, Event(9), Add, Div, Add, Mul, Mul, Num(180.0), Event(9), Num(1.0), Event(1),
@@ -843,26 +843,26 @@ pub static METRICS: &[MetricInfo] = &[
             Event(8), Add, Event(0), Add, Event(9), Add, Div, Add, Mul, Mul, Add, Event(10), Div,
             Mul,
         ])
-        .threshold(&["Remote_Cache", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Remote_Cache > 5, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Remote_Cache", "MEM_Latency", "DRAM_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(min(Remote_Cache > 5, MEM_Latency > 10), DRAM_Bound > 10), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min, Event(4), Num(20.0), Gt, Min,
         ]),
     metric("Store_Bound", "percent", "TMA", Cpu)
-        .groups(&["MemoryBound", "TmaL3mem"])
-        .level(3)
-        .parent("Memory_Bound")
+        .in_groups(&["MemoryBound", "TmaL3mem"])
+        .at_level(3)
+        .child_of("Memory_Bound")
         .reads(&[
             read("a", "RESOURCE_STALLS.SB", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(Store_Bound > 20, Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Store_Latency", "percent", "TMA", Cpu)
-        .groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvML", "LockCont", "MemoryLat", "Offcore"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "L2_RQSTS.RFO_HIT", "CORE"),
             read("b", "MEM_UOPS_RETIRED.LOCK_LOADS", "CORE"),
@@ -870,70 +870,70 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("e", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", "CORE"),
         ])
-        .formula("100 * ((a * 9 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
+        .computed_as("100 * ((a * 9 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)", &[
             Num(100.0), Event(0), Num(9.0), Mul, Num(1.0), Event(1), Event(2), Div, Sub, Mul,
             Num(1.0), Event(1), Event(2), Div, Sub, Event(3), Event(4), Min, Mul, Add, Event(3),
             Div, Mul,
         ])
-        .threshold(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Store_Latency", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Store_Latency > 10, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("False_Sharing", "percent", "TMA", Cpu)
-        .groups(&["BvMS", "DataSharing", "LockCont", "Offcore", "Snoop"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvMS", "DataSharing", "LockCont", "Offcore", "Snoop"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM", "CORE"),
             read("b", "OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((200 * a + 60 * b) / c)", &[
+        .computed_as("100 * ((200 * a + 60 * b) / c)", &[
             Num(100.0), Num(200.0), Event(0), Mul, Num(60.0), Event(1), Mul, Add, Event(2), Div,
             Mul,
         ])
-        .threshold(&["False_Sharing", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(False_Sharing > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["False_Sharing", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(False_Sharing > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Split_Stores", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Store_Bound")
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "MEM_UOPS_RETIRED.SPLIT_STORES", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (2 * a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (2 * a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Num(2.0), Event(0), Mul, Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["Split_Stores", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(Split_Stores > 20, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("DTLB_Store", "percent", "TMA", Cpu)
-        .groups(&["BvMT", "MemoryTLB"])
-        .level(4)
-        .parent("Store_Bound")
+        .in_groups(&["BvMT", "MemoryTLB"])
+        .at_level(4)
+        .child_of("Store_Bound")
         .reads(&[
             read("a", "DTLB_STORE_MISSES.STLB_HIT", "CORE"),
             read("b", "DTLB_STORE_MISSES.WALK_DURATION", "CORE").cmask(1),
             read("c", "DTLB_STORE_MISSES.WALK_COMPLETED", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((8 * a + b + 7 * c) / d)", &[
+        .computed_as("100 * ((8 * a + b + 7 * c) / d)", &[
             Num(100.0), Num(8.0), Event(0), Mul, Event(1), Add, Num(7.0), Event(2), Mul, Add,
             Event(3), Div, Mul,
         ])
-        .threshold(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
+        .threshold_when(&["DTLB_Store", "Store_Bound", "Memory_Bound", "Backend_Bound"], "min(min(min(DTLB_Store > 5, Store_Bound > 20), Memory_Bound > 20), Backend_Bound > 20)", &[
             Event(0), Num(5.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Core_Bound", "percent", "TMA", Cpu)
-        .groups(&["Backend", "TmaL2", "Compute"])
-        .level(2)
-        .parent("Backend_Bound")
+        .in_groups(&["Backend", "TmaL2", "Compute"])
+        .at_level(2)
+        .child_of("Backend_Bound")
         .reads(&[
             read("a", "IDQ_UOPS_NOT_DELIVERED.CORE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -952,7 +952,7 @@ pub static METRICS: &[MetricInfo] = &[
             read("o", "RS_EVENTS.EMPTY_CYCLES", "CORE"),
             read("p", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", "CORE"),
         ])
-        .formula("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))) - (h + i) / (j + k - (l if m / c > 1.8 else n) - (o if 4 * p / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1 else 0) + i) * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c)))))", &[
+        .computed_as("100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))) - (h + i) / (j + k - (l if m / c > 1.8 else n) - (o if 4 * p / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1 else 0) + i) * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c)))))", &[
             Num(100.0), Num(1.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1),
             Num(2.0), Div, Event(2), Select, Mul, Div, Event(3), Event(4), Sub, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(5), Num(2.0), Div, Event(6), Select, Mul, Add,
@@ -970,27 +970,27 @@ pub static METRICS: &[MetricInfo] = &[
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Add, Sub, Mul, Sub, Mul,
         ])
-        .threshold(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
+        .threshold_when(&["Core_Bound", "Backend_Bound"], "min(Core_Bound > 10, Backend_Bound > 20)", &[Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min]),
     metric("Divider", "percent", "TMA", Cpu)
-        .groups(&["BvCB"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["BvCB"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "ARITH.FPU_DIV_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Divider", "Core_Bound", "Backend_Bound"], "min(min(Divider > 20, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilization", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(3)
-        .parent("Core_Bound")
+        .in_groups(&["PortsUtil"])
+        .at_level(3)
+        .child_of("Core_Bound")
         .reads(&[
             read("a", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
             read("b", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", "CORE"),
@@ -1004,20 +1004,20 @@ pub static METRICS: &[MetricInfo] = &[
             read("j", "RESOURCE_STALLS.SB", "CORE"),
             read("k", "CYCLE_ACTIVITY.STALLS_MEM_ANY", "CORE"),
         ])
-        .formula("100 * ((a + b - (c if d / e > 1.8 else f) - (g if 4 * h / (4 * (i / 2 if HYPERTHREADING_ON else e)) > 0.1 else 0) + j - j - k) / e)", &[
+        .computed_as("100 * ((a + b - (c if d / e > 1.8 else f) - (g if 4 * h / (4 * (i / 2 if HYPERTHREADING_ON else e)) > 0.1 else 0) + j - j - k) / e)", &[
             Num(100.0), Event(0), Event(1), Add, Event(3), Event(4), Div, Num(1.8), Gt, Event(2),
             Event(5), Select, Sub, Num(4.0), Event(7), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(8), Num(2.0), Div, Event(4), Select, Mul, Div,
             Num(0.1), Gt, Event(6), Num(0.0), Select, Sub, Event(9), Add, Event(9), Sub, Event(10),
             Sub, Event(4), Div, Mul,
         ])
-        .threshold(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(Ports_Utilization > 15, Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(15.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_0", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "UOPS_EXECUTED.CORE", "CORE").cmask(1).inv(),
             read("b", "CYCLE_ACTIVITY.STALLS_TOTAL", "CORE"),
@@ -1026,21 +1026,21 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else b - (c if 4 * d / (4 * (e / 2 if HYPERTHREADING_ON else f)) > 0.1 else 0)) / (e / 2 if HYPERTHREADING_ON else f))", &[
+        .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else b - (c if 4 * d / (4 * (e / 2 if HYPERTHREADING_ON else f)) > 0.1 else 0)) / (e / 2 if HYPERTHREADING_ON else f))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1),
             Num(4.0), Event(3), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(4),
             Num(2.0), Div, Event(5), Select, Mul, Div, Num(0.1), Gt, Event(2), Num(0.0), Select,
             Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5),
             Select, Div, Mul,
         ])
-        .threshold(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilized_0", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_0 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_1", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "UOPS_EXECUTED.CORE", "CORE").cmask(1),
             read("b", "UOPS_EXECUTED.CORE", "CORE").cmask(2),
@@ -1049,19 +1049,19 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[
+        .computed_as("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
             Event(2), Event(3), Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0),
             Div, Event(5), Select, Div, Mul,
         ])
-        .threshold(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilized_1", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_1 > 20, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(20.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_2", "percent", "TMA", Cpu)
-        .groups(&["PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "UOPS_EXECUTED.CORE", "CORE").cmask(2),
             read("b", "UOPS_EXECUTED.CORE", "CORE").cmask(3),
@@ -1070,37 +1070,37 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[
+        .computed_as("100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Event(1), Sub, Num(2.0), Div,
             Event(2), Event(3), Sub, Select, Const(Constant::HyperthreadingOn), Event(4), Num(2.0),
             Div, Event(5), Select, Div, Mul,
         ])
-        .threshold(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilized_2", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_2 > 15, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(15.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("Ports_Utilized_3m", "percent", "TMA", Cpu)
-        .groups(&["BvCB", "PortsUtil"])
-        .level(4)
-        .parent("Ports_Utilization")
+        .in_groups(&["BvCB", "PortsUtil"])
+        .at_level(4)
+        .child_of("Ports_Utilization")
         .reads(&[
             read("a", "UOPS_EXECUTED.CORE", "CORE").cmask(3),
             read("b", "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a / 2 if HYPERTHREADING_ON else b) / (c / 2 if HYPERTHREADING_ON else d))", &[
+        .computed_as("100 * ((a / 2 if HYPERTHREADING_ON else b) / (c / 2 if HYPERTHREADING_ON else d))", &[
             Num(100.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1),
             Select, Const(Constant::HyperthreadingOn), Event(2), Num(2.0), Div, Event(3), Select,
             Div, Mul,
         ])
-        .threshold(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
+        .threshold_when(&["Ports_Utilized_3m", "Ports_Utilization", "Core_Bound", "Backend_Bound"], "min(min(min(Ports_Utilized_3m > 40, Ports_Utilization > 15), Core_Bound > 10), Backend_Bound > 20)", &[
             Event(0), Num(40.0), Gt, Event(1), Num(15.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
             Event(3), Num(20.0), Gt, Min,
         ]),
     metric("ALU_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_0", "CORE"),
             read("b", "UOPS_DISPATCHED_PORT.PORT_1", "CORE"),
@@ -1109,68 +1109,68 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+        .computed_as("100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
+        .threshold_when(&["ALU_Op_Utilization"], "ALU_Op_Utilization > 40", &[Event(0), Num(40.0), Gt]),
     metric("Port_0", "percent", "TMA", Cpu)
-        .groups(&["Compute"])
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .in_groups(&["Compute"])
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_0", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_0"], "Port_0 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_1", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_1", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_1"], "Port_1 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_5", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_5", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_5"], "Port_5 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_6", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("ALU_Op_Utilization")
+        .at_level(6)
+        .child_of("ALU_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_6", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_6"], "Port_6 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Load_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_2", "CORE"),
             read("b", "UOPS_DISPATCHED_PORT.PORT_3", "CORE"),
@@ -1179,93 +1179,93 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[
+        .computed_as("100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))", &[
             Num(100.0), Event(0), Event(1), Add, Event(2), Add, Event(3), Sub, Num(2.0),
             Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div, Event(5), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Load_Op_Utilization"], "Load_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_2", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("Load_Op_Utilization")
+        .at_level(6)
+        .child_of("Load_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_2", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_2"], "Port_2 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_2"], "Port_2 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_3", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("Load_Op_Utilization")
+        .at_level(6)
+        .child_of("Load_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_3", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_3"], "Port_3 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_3"], "Port_3 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Store_Op_Utilization", "percent", "TMA", Cpu)
-        .level(5)
-        .parent("Ports_Utilized_3m")
+        .at_level(5)
+        .child_of("Ports_Utilized_3m")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Store_Op_Utilization"], "Store_Op_Utilization > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_4", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("Store_Op_Utilization")
+        .at_level(6)
+        .child_of("Store_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_4", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_4"], "Port_4 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_4"], "Port_4 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Port_7", "percent", "TMA", Cpu)
-        .level(6)
-        .parent("Store_Op_Utilization")
+        .at_level(6)
+        .child_of("Store_Op_Utilization")
         .reads(&[
             read("a", "UOPS_DISPATCHED_PORT.PORT_7", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
+        .computed_as("100 * (a / (b / 2 if HYPERTHREADING_ON else c))", &[
             Num(100.0), Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div,
             Event(2), Select, Div, Mul,
         ])
-        .threshold(&["Port_7"], "Port_7 > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Port_7"], "Port_7 > 60", &[Event(0), Num(60.0), Gt]),
     metric("Retiring", "percent", "TMA", Cpu)
-        .groups(&["BvUW", "TmaL1"])
+        .in_groups(&["BvUW", "TmaL1"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
+        .threshold_when(&["Retiring", "Heavy_Operations"], "max(Retiring > 70, Heavy_Operations > 10)", &[Event(0), Num(70.0), Gt, Event(1), Num(10.0), Gt, Max]),
     metric("Light_Operations", "percent", "TMA", Cpu)
-        .groups(&["Retire", "TmaL2"])
-        .level(2)
-        .parent("Retiring")
+        .in_groups(&["Retire", "TmaL2"])
+        .at_level(2)
+        .child_of("Retiring")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
@@ -1273,17 +1273,17 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "UOPS_ISSUED.ANY", "CORE"),
             read("e", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / d * e / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / d * e / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Event(0), Num(4.0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0),
             Div, Event(2), Select, Mul, Div, Event(0), Event(3), Div, Event(4), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select, Mul, Div,
             Sub, Mul,
         ])
-        .threshold(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
+        .threshold_when(&["Light_Operations"], "Light_Operations > 60", &[Event(0), Num(60.0), Gt]),
     metric("FP_Arith", "percent", "TMA", Cpu)
-        .groups(&["HPC"])
-        .level(3)
-        .parent("Light_Operations")
+        .in_groups(&["HPC"])
+        .at_level(3)
+        .child_of("Light_Operations")
         .reads(&[
             read("a", "INST_RETIRED.X87", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
@@ -1291,82 +1291,82 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
         ])
-        .formula("100 * (a * (b / c) / b + d / b + e / b)", &[
+        .computed_as("100 * (a * (b / c) / b + d / b + e / b)", &[
             Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(1), Div, Event(3), Event(1),
             Div, Add, Event(4), Event(1), Div, Add, Mul,
         ])
-        .threshold(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
+        .threshold_when(&["FP_Arith", "Light_Operations"], "min(FP_Arith > 20, Light_Operations > 60)", &[Event(0), Num(20.0), Gt, Event(1), Num(60.0), Gt, Min]),
     metric("X87_Use", "percent", "TMA", Cpu)
-        .groups(&["Compute"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "INST_RETIRED.X87", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("c", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("100 * (a * (b / c) / b)", &[
+        .computed_as("100 * (a * (b / c) / b)", &[
             Num(100.0), Event(0), Event(1), Event(2), Div, Mul, Event(1), Div, Mul,
         ])
-        .threshold(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .threshold_when(&["X87_Use", "FP_Arith", "Light_Operations"], "min(min(X87_Use > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Scalar", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["FP_Scalar", "FP_Arith", "Light_Operations"], "min(min(FP_Scalar > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(4)
-        .parent("FP_Arith")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(4)
+        .child_of("FP_Arith")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
-        .formula("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
-        .threshold(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
+        .computed_as("100 * (a / b)", &[Num(100.0), Event(0), Event(1), Div, Mul])
+        .threshold_when(&["FP_Vector", "FP_Arith", "Light_Operations"], "min(min(FP_Vector > 10, FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(20.0), Gt, Min, Event(2), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector_128b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
-        .parent("FP_Vector")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
+        .child_of("FP_Vector")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
             read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
-        .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
-        .threshold(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+        .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
+        .threshold_when(&["FP_Vector_128b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_128b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(60.0), Gt, Min,
         ]),
     metric("FP_Vector_256b", "percent", "TMA", Cpu)
-        .groups(&["Compute", "Flops"])
-        .level(5)
-        .parent("FP_Vector")
+        .in_groups(&["Compute", "Flops"])
+        .at_level(5)
+        .child_of("FP_Vector")
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
             read("c", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
         ])
-        .formula("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
-        .threshold(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
+        .computed_as("100 * ((a + b) / c)", &[Num(100.0), Event(0), Event(1), Add, Event(2), Div, Mul])
+        .threshold_when(&["FP_Vector_256b", "FP_Vector", "FP_Arith", "Light_Operations"], "min(min(min(FP_Vector_256b > 10, FP_Vector > 10), FP_Arith > 20), Light_Operations > 60)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(10.0), Gt, Min, Event(2), Num(20.0), Gt, Min,
             Event(3), Num(60.0), Gt, Min,
         ]),
     metric("Heavy_Operations", "percent", "TMA", Cpu)
-        .groups(&["Retire", "TmaL2"])
-        .level(2)
-        .parent("Retiring")
+        .in_groups(&["Retire", "TmaL2"])
+        .at_level(2)
+        .child_of("Retiring")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -1374,16 +1374,16 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+        .computed_as("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
+        .threshold_when(&["Heavy_Operations"], "Heavy_Operations > 10", &[Event(0), Num(10.0), Gt]),
     metric("Microcode_Sequencer", "percent", "TMA", Cpu)
-        .groups(&["MicroSeq"])
-        .level(3)
-        .parent("Heavy_Operations")
+        .in_groups(&["MicroSeq"])
+        .at_level(3)
+        .child_of("Heavy_Operations")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -1391,31 +1391,31 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+        .computed_as("100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Mul,
         ])
-        .threshold(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
+        .threshold_when(&["Microcode_Sequencer", "Heavy_Operations"], "min(Microcode_Sequencer > 5, Heavy_Operations > 10)", &[Event(0), Num(5.0), Gt, Event(1), Num(10.0), Gt, Min]),
     metric("Assists", "percent", "TMA", Cpu)
-        .groups(&["BvIO"])
-        .level(4)
-        .parent("Microcode_Sequencer")
+        .in_groups(&["BvIO"])
+        .at_level(4)
+        .child_of("Microcode_Sequencer")
         .reads(&[
             read("a", "OTHER_ASSISTS.ANY_WB_ASSIST", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("100 * (66 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
+        .computed_as("100 * (66 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))", &[
             Num(100.0), Num(66.0), Event(0), Mul, Num(4.0), Const(Constant::HyperthreadingOn),
             Event(1), Num(2.0), Div, Event(2), Select, Mul, Div, Mul,
         ])
-        .threshold(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+        .threshold_when(&["Assists", "Microcode_Sequencer", "Heavy_Operations"], "min(min(Assists > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
         ]),
     metric("CISC", "percent", "TMA", Cpu)
-        .level(4)
-        .parent("Microcode_Sequencer")
+        .at_level(4)
+        .child_of("Microcode_Sequencer")
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
@@ -1424,81 +1424,81 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("f", "OTHER_ASSISTS.ANY_WB_ASSIST", "CORE"),
         ])
-        .formula("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 66 * f / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
+        .computed_as("100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 66 * f / (4 * (d / 2 if HYPERTHREADING_ON else e)))", &[
             Num(100.0), Num(0.0), Event(0), Event(1), Div, Event(2), Mul, Num(4.0),
             Const(Constant::HyperthreadingOn), Event(3), Num(2.0), Div, Event(4), Select, Mul, Div,
             Num(66.0), Event(5), Mul, Num(4.0), Const(Constant::HyperthreadingOn), Event(3),
             Num(2.0), Div, Event(4), Select, Mul, Div, Sub, Max, Mul,
         ])
-        .threshold(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
+        .threshold_when(&["CISC", "Microcode_Sequencer", "Heavy_Operations"], "min(min(CISC > 10, Microcode_Sequencer > 5), Heavy_Operations > 10)", &[
             Event(0), Num(10.0), Gt, Event(1), Num(5.0), Gt, Min, Event(2), Num(10.0), Gt, Min,
         ]),
     metric("Info_Thread_IPC", "", "TMA", Cpu)
-        .groups(&["Ret", "Summary"])
+        .in_groups(&["Ret", "Summary"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Thread_UopPI", "", "TMA", Cpu)
-        .groups(&["Pipeline", "Ret", "Retire"])
+        .in_groups(&["Pipeline", "Ret", "Retire"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Thread_UopPI"], "Info_Thread_UopPI > 1.05", &[Event(0), Num(1.05), Gt]),
     metric("Info_Thread_UpTB", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "FetchBW"])
+        .in_groups(&["Branches", "Fed", "FetchBW"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 4 * 1.5", &[Event(0), Num(4.0), Num(1.5), Mul, Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Thread_UpTB"], "Info_Thread_UpTB < 4 * 1.5", &[Event(0), Num(4.0), Num(1.5), Mul, Lt]),
     metric("Info_Thread_CPI", "per instruction", "TMA", Cpu)
-        .groups(&["Pipeline", "Mem"])
+        .in_groups(&["Pipeline", "Mem"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
+        .computed_as("1 / (a / b)", &[Num(1.0), Event(0), Event(1), Div, Div]),
     metric("Info_Thread_CLKS", "", "TMA", Cpu)
-        .groups(&["Pipeline"])
+        .in_groups(&["Pipeline"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Thread_SLOTS", "", "TMA", Cpu)
-        .groups(&["TmaL1"])
+        .in_groups(&["TmaL1"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("4 * (a / 2 if HYPERTHREADING_ON else b)", &[
+        .computed_as("4 * (a / 2 if HYPERTHREADING_ON else b)", &[
             Num(4.0), Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
             Mul,
         ]),
     metric("Info_Thread_Execute_per_Issue", "", "TMA", Cpu)
-        .groups(&["Cor", "Pipeline"])
+        .in_groups(&["Cor", "Pipeline"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_ISSUED.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CoreIPC", "", "TMA", Cpu)
-        .groups(&["Ret", "SMT", "TmaL1"])
+        .in_groups(&["Ret", "SMT", "TmaL1"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div,
         ]),
     metric("Info_Core_FLOPc", "", "TMA", Cpu)
-        .groups(&["Ret", "Flops"])
+        .in_groups(&["Ret", "Flops"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
@@ -1507,88 +1507,88 @@ pub static METRICS: &[MetricInfo] = &[
             read("e", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("f", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d) / (e / 2 if HYPERTHREADING_ON else f)", &[
+        .computed_as("(a + 2 * b + 4 * c + 8 * d) / (e / 2 if HYPERTHREADING_ON else f)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
             Event(3), Mul, Add, Const(Constant::HyperthreadingOn), Event(4), Num(2.0), Div,
             Event(5), Select, Div,
         ]),
     metric("Info_Core_FP_Arith_Utilization", "", "TMA", Cpu)
-        .groups(&["Cor", "Flops", "HPC"])
+        .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
             read("c", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("d", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b) / (2 * (c / 2 if HYPERTHREADING_ON else d))", &[
+        .computed_as("(a + b) / (2 * (c / 2 if HYPERTHREADING_ON else d))", &[
             Event(0), Event(1), Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(2),
             Num(2.0), Div, Event(3), Select, Mul, Div,
         ]),
     metric("Info_Core_ILP", "", "TMA", Cpu)
-        .groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
+        .in_groups(&["Backend", "Cor", "Pipeline", "PortsUtil"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_EXECUTED.THREAD", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Core_CORE_CLKS", "", "TMA", Cpu)
-        .groups(&["SMT"])
+        .in_groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / 2 if HYPERTHREADING_ON else b", &[
+        .computed_as("a / 2 if HYPERTHREADING_ON else b", &[
             Const(Constant::HyperthreadingOn), Event(0), Num(2.0), Div, Event(1), Select,
         ]),
     metric("Info_Inst_Mix_IpLoad", "", "TMA", Cpu)
-        .groups(&["InsType"])
+        .in_groups(&["InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_LOADS", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpLoad"], "Info_Inst_Mix_IpLoad < 3", &[Event(0), Num(3.0), Lt]),
     metric("Info_Inst_Mix_IpStore", "", "TMA", Cpu)
-        .groups(&["InsType"])
+        .in_groups(&["InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "MEM_UOPS_RETIRED.ALL_STORES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpStore"], "Info_Inst_Mix_IpStore < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpBranch", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "InsType"])
+        .in_groups(&["Branches", "Fed", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpBranch"], "Info_Inst_Mix_IpBranch < 8", &[Event(0), Num(8.0), Lt]),
     metric("Info_Inst_Mix_IpCall", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "PGO"])
+        .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_CALL", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpCall"], "Info_Inst_Mix_IpCall < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Inst_Mix_IpTB", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
+        .in_groups(&["Branches", "Fed", "FetchBW", "Frontend", "PGO"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 4 * 2 + 1", &[Event(0), Num(4.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpTB"], "Info_Inst_Mix_IpTB < 4 * 2 + 1", &[Event(0), Num(4.0), Num(2.0), Mul, Num(1.0), Add, Lt]),
     metric("Info_Inst_Mix_BpTkBranch", "", "TMA", Cpu)
-        .groups(&["Branches", "Fed", "PGO"])
+        .in_groups(&["Branches", "Fed", "PGO"])
         .reads(&[
             read("a", "BR_INST_RETIRED.ALL_BRANCHES", "CORE"),
             read("b", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Inst_Mix_IpFLOP", "", "TMA", Cpu)
-        .groups(&["Flops", "InsType"])
+        .in_groups(&["Flops", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
@@ -1596,225 +1596,225 @@ pub static METRICS: &[MetricInfo] = &[
             read("d", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
             read("e", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + 2 * c + 4 * d + 8 * e)", &[
+        .computed_as("a / (b + 2 * c + 4 * d + 8 * e)", &[
             Event(0), Event(1), Num(2.0), Event(2), Mul, Add, Num(4.0), Event(3), Mul, Add,
             Num(8.0), Event(4), Mul, Add, Div,
         ])
-        .threshold(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
+        .threshold_when(&["Info_Inst_Mix_IpFLOP"], "Info_Inst_Mix_IpFLOP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith", "", "TMA", Cpu)
-        .groups(&["Flops", "InsType"])
+        .in_groups(&["Flops", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.VECTOR", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith"], "Info_Inst_Mix_IpArith < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_SP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_SP"], "Info_Inst_Mix_IpArith_Scalar_SP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_Scalar_DP", "", "TMA", Cpu)
-        .groups(&["Flops", "FpScalar", "InsType"])
+        .in_groups(&["Flops", "FpScalar", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_Scalar_DP"], "Info_Inst_Mix_IpArith_Scalar_DP < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX128", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX128"], "Info_Inst_Mix_IpArith_AVX128 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_IpArith_AVX256", "", "TMA", Cpu)
-        .groups(&["Flops", "FpVector", "InsType"])
+        .in_groups(&["Flops", "FpVector", "InsType"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
-        .threshold(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div])
+        .threshold_when(&["Info_Inst_Mix_IpArith_AVX256"], "Info_Inst_Mix_IpArith_AVX256 < 10", &[Event(0), Num(10.0), Lt]),
     metric("Info_Inst_Mix_Instructions", "", "TMA", Cpu)
-        .groups(&["Summary", "TmaL1"])
+        .in_groups(&["Summary", "TmaL1"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("a", &[Event(0)]),
+        .computed_as("a", &[Event(0)]),
     metric("Info_Pipeline_Retire", "", "TMA", Cpu)
-        .groups(&["Pipeline", "Ret"])
+        .in_groups(&["Pipeline", "Ret"])
         .reads(&[
             read("a", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE").cmask(1),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Pipeline_Execute", "", "TMA", Cpu)
-        .groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
+        .in_groups(&["Cor", "Pipeline", "PortsUtil", "SMT"])
         .reads(&[
             read("a", "UOPS_EXECUTED.THREAD", "CORE"),
             read("b", "UOPS_EXECUTED.CORE", "CORE").cmask(1),
             read("c", "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", "CORE"),
         ])
-        .formula("a / (b / 2 if HYPERTHREADING_ON else c)", &[
+        .computed_as("a / (b / 2 if HYPERTHREADING_ON else c)", &[
             Event(0), Const(Constant::HyperthreadingOn), Event(1), Num(2.0), Div, Event(2), Select,
             Div,
         ]),
     metric("Info_Frontend_DSB_Coverage", "", "TMA", Cpu)
-        .groups(&["DSB", "Fed", "FetchBW"])
+        .in_groups(&["DSB", "Fed", "FetchBW"])
         .reads(&[
             read("a", "IDQ.DSB_UOPS", "CORE"),
             read("b", "LSD.UOPS", "CORE"),
             read("c", "IDQ.MITE_UOPS", "CORE"),
             read("d", "IDQ.MS_UOPS", "CORE"),
         ])
-        .formula("a / (a + b + c + d)", &[
+        .computed_as("a / (a + b + c + d)", &[
             Event(0), Event(0), Event(1), Add, Event(2), Add, Event(3), Add, Div,
         ])
-        .threshold(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[
+        .threshold_when(&["Info_Frontend_DSB_Coverage", "Info_Thread_IPC"], "min(Info_Frontend_DSB_Coverage < 0.7, Info_Thread_IPC / 4 > 0.35)", &[
             Event(0), Num(0.7), Lt, Event(1), Num(4.0), Div, Num(0.35), Gt, Min,
         ]),
     metric("Info_Frontend_TBpC", "", "TMA", Cpu)
-        .groups(&["Branches", "FetchBW"])
+        .in_groups(&["Branches", "FetchBW"])
         .reads(&[
             read("a", "BR_INST_RETIRED.NEAR_TAKEN", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Frontend_IpUnknown_Branch", "", "TMA", Cpu)
-        .groups(&["Fed"])
+        .in_groups(&["Fed"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BACLEARS.ANY", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Bad_Spec_IpMispredict", "", "TMA", Cpu)
-        .groups(&["Bad", "BadSpec", "BrMispredicts"])
+        .in_groups(&["Bad", "BadSpec", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "BR_MISP_RETIRED.ALL_BRANCHES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_Bad_Spec_IpMispredict"], "Info_Bad_Spec_IpMispredict < 200", &[Event(0), Num(200.0), Lt]),
     metric("Info_Bad_Spec_IpMisp_Indirect", "", "TMA", Cpu)
-        .groups(&["Bad", "BrMispredicts"])
+        .in_groups(&["Bad", "BrMispredicts"])
         .reads(&[
             read("a", "INST_RETIRED.ANY_P", "CORE"),
             read("b", "UOPS_RETIRED.RETIRE_SLOTS", "CORE"),
             read("c", "UOPS_ISSUED.ANY", "CORE"),
             read("d", "BR_MISP_EXEC.INDIRECT", "CORE"),
         ])
-        .formula("a / (b / c * d)", &[Event(0), Event(1), Event(2), Div, Event(3), Mul, Div])
-        .threshold(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
+        .computed_as("a / (b / c * d)", &[Event(0), Event(1), Event(2), Div, Event(3), Mul, Div])
+        .threshold_when(&["Info_Bad_Spec_IpMisp_Indirect"], "Info_Bad_Spec_IpMisp_Indirect < 1000", &[Event(0), Num(1000.0), Lt]),
     metric("Info_Memory_Load_Miss_Real_Latency", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBound", "MemoryLat"])
+        .in_groups(&["Mem", "MemoryBound", "MemoryLat"])
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "MEM_LOAD_UOPS_RETIRED.L1_MISS", "CORE"),
             read("c", "MEM_LOAD_UOPS_RETIRED.HIT_LFB", "CORE"),
         ])
-        .formula("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
+        .computed_as("a / (b + c)", &[Event(0), Event(1), Event(2), Add, Div]),
     metric("Info_Memory_MLP", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBound", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBound", "MemoryBW"])
         .reads(&[
             read("a", "L1D_PEND_MISS.PENDING", "CORE"),
             read("b", "L1D_PEND_MISS.PENDING_CYCLES", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_L1MPKI", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L1_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI", "", "TMA", Cpu)
-        .groups(&["Mem", "Backend", "CacheHits"])
+        .in_groups(&["Mem", "Backend", "CacheHits"])
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L2_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_All", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem", "Offcore"])
+        .in_groups(&["CacheHits", "Mem", "Offcore"])
         .reads(&[
             read("a", "L2_RQSTS.MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.DEMAND_DATA_RD_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2MPKI_RFO", "", "TMA", Cpu)
-        .groups(&["CacheMisses", "Offcore"])
+        .in_groups(&["CacheMisses", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS.DEMAND_RFO", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L2HPKI_All", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.REFERENCES", "CORE"),
             read("b", "L2_RQSTS.MISS", "CORE"),
             read("c", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
+        .computed_as("1000 * (a - b) / c", &[Num(1000.0), Event(0), Event(1), Sub, Mul, Event(2), Div]),
     metric("Info_Memory_L2HPKI_Load", "", "TMA", Cpu)
-        .groups(&["CacheHits", "Mem"])
+        .in_groups(&["CacheHits", "Mem"])
         .reads(&[
             read("a", "L2_RQSTS.DEMAND_DATA_RD_HIT", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L3MPKI", "", "TMA", Cpu)
-        .groups(&["Mem"])
+        .in_groups(&["Mem"])
         .reads(&[
             read("a", "MEM_LOAD_UOPS_RETIRED.L3_MISS", "CORE"),
             read("b", "INST_RETIRED.ANY_P", "CORE"),
         ])
-        .formula("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
+        .computed_as("1000 * a / b", &[Num(1000.0), Event(0), Mul, Event(1), Div]),
     metric("Info_Memory_L1D_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L2_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_L3_Cache_Fill_BW", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_TLB_Page_Walks_Utilization", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryTLB"])
+        .in_groups(&["Mem", "MemoryTLB"])
         .reads(&[
             read("a", "ITLB_MISSES.WALK_DURATION", "CORE"),
             read("b", "DTLB_LOAD_MISSES.WALK_DURATION", "CORE"),
@@ -1825,103 +1825,103 @@ pub static METRICS: &[MetricInfo] = &[
             read("g", "CPU_CLK_UNHALTED.THREAD_P_ANY", "CORE"),
             read("h", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("(a + b + c + 7 * (d + e + f)) / (2 * (g / 2 if HYPERTHREADING_ON else h))", &[
+        .computed_as("(a + b + c + 7 * (d + e + f)) / (2 * (g / 2 if HYPERTHREADING_ON else h))", &[
             Event(0), Event(1), Add, Event(2), Add, Num(7.0), Event(3), Event(4), Add, Event(5),
             Add, Mul, Add, Num(2.0), Const(Constant::HyperthreadingOn), Event(6), Num(2.0), Div,
             Event(7), Select, Mul, Div,
         ])
-        .threshold(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
+        .threshold_when(&["Info_Memory_TLB_Page_Walks_Utilization"], "Info_Memory_TLB_Page_Walks_Utilization > 0.5", &[Event(0), Num(0.5), Gt]),
     metric("Info_Memory_Core_L1D_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L1D.REPLACEMENT", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L2_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "L2_LINES_IN.ALL", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Core_L3_Cache_Fill_BW_2T", "", "TMA", Cpu)
-        .groups(&["Mem", "MemoryBW"])
+        .in_groups(&["Mem", "MemoryBW"])
         .reads(&[
             read("a", "LONGEST_LAT_CACHE.MISS", "CORE"),
         ])
-        .formula("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_Memory_Latency_Load_L2_Miss_Latency", "", "TMA", Cpu)
-        .groups(&["LockCont", "Memory_Lat", "Offcore"])
+        .in_groups(&["LockCont", "Memory_Lat", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS.DEMAND_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Load_L2_MLP", "", "TMA", Cpu)
-        .groups(&["Memory_BW", "Offcore"])
+        .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_Memory_Latency_Data_L2_MLP", "", "TMA", Cpu)
-        .groups(&["Memory_BW", "Offcore"])
+        .in_groups(&["Memory_BW", "Offcore"])
         .reads(&[
             read("a", "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", "CORE"),
             read("b", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div]),
+        .computed_as("a / b", &[Event(0), Event(1), Div]),
     metric("Info_System_GFLOPs", "", "TMA", Cpu)
-        .groups(&["Cor", "Flops", "HPC"])
+        .in_groups(&["Cor", "Flops", "HPC"])
         .reads(&[
             read("a", "FP_ARITH_INST_RETIRED.SCALAR", "CORE"),
             read("b", "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", "CORE"),
             read("c", "FP_ARITH_INST_RETIRED.4_FLOPS", "CORE"),
             read("d", "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", "CORE"),
         ])
-        .formula("(a + 2 * b + 4 * c + 8 * d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("(a + 2 * b + 4 * c + 8 * d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Event(0), Num(2.0), Event(1), Mul, Add, Num(4.0), Event(2), Mul, Add, Num(8.0),
             Event(3), Mul, Add, Num(1000000000.0), Div, Const(Constant::DurationMilliseconds),
             Num(1000.0), Div, Div,
         ]),
     metric("Info_System_SMT_2T_Utilization", "", "TMA", Cpu)
-        .groups(&["SMT"])
+        .in_groups(&["SMT"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", "CORE"),
             read("b", "CPU_CLK_UNHALTED.REF_XCLK_ANY", "CORE"),
         ])
-        .formula("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[
+        .computed_as("1 - a / (b / 2) if HYPERTHREADING_ON else 0", &[
             Const(Constant::HyperthreadingOn), Num(1.0), Event(0), Event(1), Num(2.0), Div, Div,
             Sub, Num(0.0), Select,
         ]),
     metric("Info_System_DRAM_BW_Use", "GB/sec", "TMA", Socket)
-        .groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
+        .in_groups(&["HPC", "MemOffcore", "MemoryBW", "SoC"])
         .reads(&[
             read("a", "UNC_M_CAS_COUNT.RD", "IMC"),
             read("b", "UNC_M_CAS_COUNT.WR", "IMC"),
         ])
-        .formula("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
+        .computed_as("64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)", &[
             Num(64.0), Event(0), Event(1), Add, Mul, Num(1000000000.0), Div,
             Const(Constant::DurationMilliseconds), Num(1000.0), Div, Div,
         ]),
     metric("Info_System_Time", "", "TMA", Socket)
-        .groups(&["Summary"])
-        .formula("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
-        .threshold(&["Info_System_Time"], "Info_System_Time < 1", &[Event(0), Num(1.0), Lt]),
+        .in_groups(&["Summary"])
+        .computed_as("DURATIONTIMEINMILLISECONDS / 1000", &[Const(Constant::DurationMilliseconds), Num(1000.0), Div])
+        .threshold_when(&["Info_System_Time"], "Info_System_Time < 1", &[Event(0), Num(1.0), Lt]),
     metric("Info_System_MUX", "", "TMA", Cpu)
-        .groups(&["Summary"])
+        .in_groups(&["Summary"])
         .reads(&[
             read("a", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
             read("b", "CPU_CLK_UNHALTED.THREAD_P", "CORE"),
         ])
-        .formula("a / b", &[Event(0), Event(1), Div])
-        .threshold(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
+        .computed_as("a / b", &[Event(0), Event(1), Div])
+        .threshold_when(&["Info_System_MUX"], "max(Info_System_MUX > 1.1, Info_System_MUX < 0.9)", &[Event(0), Num(1.1), Gt, Event(0), Num(0.9), Lt, Max]),
 ];
